@@ -1,0 +1,407 @@
+/* ddl-bench: ddl_allreduce against the system MPI_Allreduce on the owners (one
+ * rank per GPU, what a user has without lanes), same sizes and data, same run.
+ * Prints nccl-tests columns; exits non-zero on any wrong value. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_stats.h"
+#include "ddl.h"
+#include "half.h"
+#include "parse.h"
+#include "refdata.h"
+
+typedef enum { MODE_BOTH, MODE_DDL, MODE_MPI } mode_t_;
+
+typedef struct {
+    size_t min_bytes, max_bytes;
+    long factor, iters, warmup;
+    int check, shared;
+    mode_t_ mode;
+    ddl_dtype_t dtype;
+    ddl_redop_t op;
+    const char *json;
+} opts_t;
+
+typedef struct {
+    size_t bytes, count;
+    double oop_us, ip_us, mpi_us;
+    long wrong;
+} row_t;
+
+static const char *const dtype_names[] = {"float", "double", "half", "bfloat16", "int8", "uint8",
+                                          "int32", "uint32", "int64", "uint64", NULL};
+static const char *const op_names[] = {"sum", "prod", "min", "max", "avg", NULL};
+static const char *const mode_names[] = {"both", "ddl", "mpi", NULL};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ddl-bench [options]   (run under mpirun or srun, one process per lane)\n"
+            "  -b BYTES   smallest size (default 8; K, M, G suffixes)\n"
+            "  -e BYTES   largest size (default 64M)\n"
+            "  -f FACTOR  size multiplier between steps (default 2)\n"
+            "  -n ITERS   timed iterations per size (default 20)\n"
+            "  -w ITERS   warm-up iterations per size (default 5)\n"
+            "  -c 0|1     check results against an independent reference (default 1)\n"
+            "  -d TYPE    float, double, half, bfloat16, int8, uint8, int32, uint32, int64, uint64\n"
+            "  -o OP      sum, prod, min, max, avg (default sum)\n"
+            "  -m MODE    both (default), ddl or mpi\n"
+            "  -a KIND    owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
+            "  -J FILE    also write the results as JSON\n"
+            "Layout from DDL_LANES, DDL_GPUS_PER_NODE, DDL_NODE_SIZE, DDL_HELPERS (see ddl-info).\n");
+}
+
+static int parse_opts(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){8, 64u << 20, 2, 20, 5, 1, 1, MODE_BOTH, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL};
+    int c, idx;
+    long v;
+    while ((c = getopt(argc, argv, "b:e:f:n:w:c:d:o:m:a:J:h")) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'b': bad = ddl_parse_size(optarg, &o->min_bytes); break;
+        case 'e': bad = ddl_parse_size(optarg, &o->max_bytes); break;
+        case 'f': bad = ddl_parse_long(optarg, 2, 1 << 20, &o->factor); break;
+        case 'n': bad = ddl_parse_long(optarg, 1, 1 << 24, &o->iters); break;
+        case 'w': bad = ddl_parse_long(optarg, 0, 1 << 24, &o->warmup); break;
+        case 'c': bad = ddl_parse_long(optarg, 0, 1, &v); o->check = (int)v; break;
+        case 'd': bad = ddl_parse_enum(optarg, dtype_names, &idx); o->dtype = (ddl_dtype_t)idx; break;
+        case 'o': bad = ddl_parse_enum(optarg, op_names, &idx); o->op = (ddl_redop_t)idx; break;
+        case 'm': bad = ddl_parse_enum(optarg, mode_names, &idx); o->mode = (mode_t_)idx; break;
+        case 'a':
+            bad = strcmp(optarg, "shared") && strcmp(optarg, "staged");
+            o->shared = strcmp(optarg, "shared") == 0;
+            break;
+        case 'J': o->json = optarg; break;
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "ddl-bench: invalid value '%s' for -%c\n", optarg, c);
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (o->min_bytes > o->max_bytes || o->min_bytes == 0) {
+        fprintf(stderr, "ddl-bench: -b %zu and -e %zu: need 0 < min <= max\n", o->min_bytes, o->max_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* The baseline needs an MPI op for 16-bit floats: what a user of plain MPI writes. */
+#define HALF_SUM(name, TO, FROM)                                                                   \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)                            \
+    {                                                                                              \
+        (void)dt;                                                                                  \
+        uint16_t *a = in, *b = inout;                                                              \
+        for (int i = 0; i < *len; i++)                                                             \
+            b[i] = FROM(TO(a[i]) + TO(b[i]));                                                      \
+    }
+HALF_SUM(f16_sum, ddl_f16_to_f32, ddl_f32_to_f16)
+HALF_SUM(bf16_sum, ddl_bf16_to_f32, ddl_f32_to_bf16)
+
+static int mpi_baseline_args(ddl_dtype_t t, ddl_redop_t op, MPI_Datatype *mt, MPI_Op *mo)
+{
+    static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_SUM};
+    static MPI_Op half_ops[2] = {MPI_OP_NULL, MPI_OP_NULL};
+    switch (t) {
+    case DDL_DTYPE_F32: *mt = MPI_FLOAT; break;
+    case DDL_DTYPE_F64: *mt = MPI_DOUBLE; break;
+    case DDL_DTYPE_I8: *mt = MPI_INT8_T; break;
+    case DDL_DTYPE_U8: *mt = MPI_UINT8_T; break;
+    case DDL_DTYPE_I32: *mt = MPI_INT32_T; break;
+    case DDL_DTYPE_U32: *mt = MPI_UINT32_T; break;
+    case DDL_DTYPE_I64: *mt = MPI_INT64_T; break;
+    case DDL_DTYPE_U64: *mt = MPI_UINT64_T; break;
+    default: {
+        if (op != DDL_REDOP_SUM && op != DDL_REDOP_AVG)
+            return -1;
+        int h = t == DDL_DTYPE_BF16;
+        if (half_ops[h] == MPI_OP_NULL)
+            MPI_Op_create(h ? bf16_sum : f16_sum, 1, &half_ops[h]);
+        *mt = MPI_UINT16_T;
+        *mo = half_ops[h];
+        return 0;
+    }
+    }
+    *mo = ops[op]; /* avg: the sum; the local division is not timed */
+    return 0;
+}
+
+/* Helpers idle here while the owners time MPI, without spinning on a core. */
+static void rest_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int done = 0;
+    MPI_Ibarrier(comm, &req);
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+typedef struct {
+    ddl_comm_t *comm;
+    ddl_comm_info_t info;
+    MPI_Comm owners;
+    int serve;
+    void *send, *recv;
+} bench_t;
+
+/* The slowest owner's median of per-call times, in microseconds. */
+static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, int use_mpi, int *err)
+{
+    long total = o->warmup + o->iters;
+    double *samples = calloc((size_t)o->iters, sizeof(double));
+    int owner = b->info.role == DDL_ROLE_OWNER;
+    MPI_Datatype mt = MPI_BYTE;
+    MPI_Op mo = MPI_OP_NULL;
+    if (use_mpi)
+        mpi_baseline_args(o->dtype, o->op, &mt, &mo);
+    for (long it = 0; it < total; it++) {
+        if (owner)
+            MPI_Barrier(b->owners);
+        double t0 = MPI_Wtime();
+        if (use_mpi) {
+            MPI_Allreduce(inplace ? MPI_IN_PLACE : b->send, b->recv, (int)count, mt, mo, b->owners);
+        } else {
+            const void *s = owner ? (inplace ? DDL_IN_PLACE : b->send) : NULL;
+            ddl_status_t st = ddl_allreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm);
+            if (st != DDL_OK && !*err) {
+                fprintf(stderr, "ddl-bench: rank %d: ddl_allreduce: %s: %s\n", b->info.rank, ddl_status_string(st),
+                        ddl_last_error());
+                *err = 1;
+            }
+        }
+        if (it >= o->warmup)
+            samples[it - o->warmup] = MPI_Wtime() - t0;
+    }
+    double med = bench_median(samples, (size_t)o->iters) * 1e6, worst = med;
+    if (owner)
+        MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, b->owners);
+    free(samples);
+    return worst;
+}
+
+/* Wrong elements among those this owner checks (i = owner rank mod owners), plus
+ * every element when the owners' results are not bit-identical. */
+static long count_wrong(bench_t *b, const opts_t *o, size_t count, uint64_t seed)
+{
+    if (b->info.role != DDL_ROLE_OWNER || !o->check)
+        return 0;
+    long wrong = 0, total = 0;
+    for (size_t i = (size_t)b->info.owner_rank; i < count; i += (size_t)b->info.owner_size) {
+        ddl_ref_t ref = ddl_ref_expected(o->dtype, o->op, b->info.owner_size, i, seed);
+        wrong += !ddl_ref_matches(b->recv, i, o->dtype, &ref);
+    }
+    uint64_t h = ddl_ref_hash(b->recv, count * ddl_dtype_size(o->dtype)), lo, hi;
+    MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, b->owners);
+    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, b->owners);
+    MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, b->owners);
+    if (lo != hi && total == 0)
+        total = (long)count;
+    return total;
+}
+
+static void fill(bench_t *b, const opts_t *o, size_t count, int inplace, uint64_t seed)
+{
+    if (b->info.role != DDL_ROLE_OWNER)
+        return;
+    ddl_ref_fill(inplace ? b->recv : b->send, count, o->dtype, o->op, b->info.owner_rank, seed);
+    if (!inplace)
+        ddl_ref_poison(b->recv, count * ddl_dtype_size(o->dtype));
+}
+
+static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
+{
+    size_t count = row->count;
+    uint64_t seed = count * 7919 + 1;
+    int owner = b->info.role == DDL_ROLE_OWNER;
+    row->wrong = 0;
+    row->oop_us = row->ip_us = row->mpi_us = -1;
+    if (o->mode != MODE_MPI && !(b->serve && !owner)) {
+        fill(b, o, count, 0, seed);
+        row->oop_us = time_calls(b, o, count, 0, 0, err);
+        row->wrong += count_wrong(b, o, count, seed);
+        fill(b, o, count, 1, seed);
+        row->ip_us = time_calls(b, o, count, 1, 0, err);
+        /* In-place calls reduce their own results: check one call on fresh data. */
+        fill(b, o, count, 1, seed);
+        if (ddl_allreduce(owner ? DDL_IN_PLACE : NULL, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op,
+                          b->comm) != DDL_OK)
+            *err = 1;
+        row->wrong += count_wrong(b, o, count, seed);
+    }
+    MPI_Datatype mt;
+    MPI_Op mo;
+    if (o->mode != MODE_DDL && owner && mpi_baseline_args(o->dtype, o->op, &mt, &mo) == 0) {
+        fill(b, o, count, 0, seed);
+        row->mpi_us = time_calls(b, o, count, 0, 1, err);
+    }
+    if (!b->serve)
+        rest_barrier(MPI_COMM_WORLD);
+}
+
+static void print_header(const bench_t *b, const opts_t *o)
+{
+    const char *algo = getenv("DDL_ALGO");
+    printf("# ddl-bench %s: %d nodes x %d GPUs x %d lanes = %d ranks, helpers %s, %s buffers, DDL_ALGO=%s\n",
+           DDL_VERSION_STRING, b->info.nnodes, b->info.gpus_per_node, b->info.lanes, b->info.size,
+           b->serve ? "serve" : "collective", o->shared ? "shared (ddl_malloc)" : "staged (malloc)",
+           algo ? algo : "auto");
+    printf("# baseline: system MPI_Allreduce over the %d owners; time = slowest owner's median of %ld calls\n",
+           b->info.owner_size, o->iters);
+    printf("#%79s%32s\n", "out-of-place", "in-place");
+    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s\n", "size", "count", "type", "redop", "root",
+           "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "mpi_time", "speedup");
+    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s\n", "(B)", "(elements)", "", "", "",
+           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "");
+}
+
+static void print_row(const row_t *r, const opts_t *o, int n)
+{
+    double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
+    double alg = r->oop_us > 0 ? (double)r->bytes / r->oop_us / 1e3 : 0;
+    double algi = r->ip_us > 0 ? (double)r->bytes / r->ip_us / 1e3 : 0;
+    printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[o->dtype], op_names[o->op], -1);
+    if (r->oop_us >= 0)
+        printf("%9.1f %8.2f %8.2f %6s %9.1f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, "-", r->ip_us, algi,
+               algi * factor, r->wrong);
+    else
+        printf("%9s %8s %8s %6s %9s %8s %8s %6s ", "-", "-", "-", "-", "-", "-", "-", "-");
+    if (r->mpi_us >= 0)
+        printf("%9.1f ", r->mpi_us);
+    else
+        printf("%9s ", "-");
+    if (r->mpi_us > 0 && r->oop_us > 0)
+        printf("%7.2f\n", r->mpi_us / r->oop_us);
+    else
+        printf("%7s\n", "-");
+}
+
+static void write_json(const char *path, const bench_t *b, const opts_t *o, const row_t *rows, int nrows)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "ddl-bench: cannot write %s\n", path);
+        return;
+    }
+    int n = b->info.owner_size;
+    double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
+    fprintf(f, "{\n  \"version\": \"%s\",\n  \"nodes\": %d, \"gpus_per_node\": %d, \"lanes\": %d, \"ranks\": %d,\n"
+               "  \"helpers\": \"%s\", \"buffers\": \"%s\", \"type\": \"%s\", \"redop\": \"%s\", \"iters\": %ld,\n"
+               "  \"results\": [\n", DDL_VERSION_STRING, b->info.nnodes, b->info.gpus_per_node, b->info.lanes,
+            b->info.size, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged", dtype_names[o->dtype],
+            op_names[o->op], o->iters);
+    for (int i = 0; i < nrows; i++) {
+        const row_t *r = &rows[i];
+        double bw = r->oop_us > 0 ? (double)r->bytes / r->oop_us / 1e3 : 0;
+        double mbw = r->mpi_us > 0 ? (double)r->bytes / r->mpi_us / 1e3 : 0;
+        fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
+                   "\"inplace_time_us\": %.3f, \"wrong\": %ld, \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, "
+                   "\"speedup\": %.4f}%s\n", r->bytes, r->count, r->oop_us, bw, bw * factor, r->ip_us, r->wrong,
+                r->mpi_us, mbw * factor, r->mpi_us > 0 && r->oop_us > 0 ? r->mpi_us / r->oop_us : 0,
+                i + 1 < nrows ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    opts_t o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != 0) {
+        MPI_Finalize();
+        return rc > 0 ? 0 : 2;
+    }
+    bench_t b = {0};
+    ddl_config_t cfg;
+    ddl_status_t st = ddl_config_init(&cfg);
+    if (st == DDL_OK)
+        st = ddl_comm_create(MPI_COMM_WORLD, &cfg, &b.comm);
+    if (st != DDL_OK) {
+        fprintf(stderr, "ddl-bench: %s: %s\n", ddl_status_string(st), ddl_last_error());
+        MPI_Finalize();
+        return 2;
+    }
+    ddl_comm_info(b.comm, &b.info);
+    b.owners = ddl_comm_owners(b.comm);
+    b.serve = cfg.helper_mode == DDL_HELPERS_SERVE;
+    int owner = b.info.role == DDL_ROLE_OWNER, err = 0;
+    size_t esize = ddl_dtype_size(o.dtype);
+    if (owner) {
+        if (o.shared) {
+            st = ddl_malloc(b.comm, o.max_bytes, &b.send);
+            if (st == DDL_OK)
+                st = ddl_malloc(b.comm, o.max_bytes, &b.recv);
+        } else {
+            b.send = malloc(o.max_bytes);
+            b.recv = malloc(o.max_bytes);
+            st = b.send && b.recv ? DDL_OK : DDL_ERR_NO_MEMORY;
+        }
+        if (st != DDL_OK) {
+            fprintf(stderr, "ddl-bench: cannot allocate 2 x %zu bytes: %s\n", o.max_bytes, ddl_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    row_t rows[128];
+    int nrows = 0;
+    if (b.info.rank == 0)
+        print_header(&b, &o);
+    if (b.serve && !owner) {
+        st = ddl_serve(b.comm);
+        if (st != DDL_OK) {
+            fprintf(stderr, "ddl-bench: rank %d: ddl_serve: %s\n", b.info.rank, ddl_last_error());
+            err = 1;
+        }
+    } else {
+        for (size_t bytes = o.min_bytes; bytes <= o.max_bytes && nrows < 128; bytes *= (size_t)o.factor) {
+            row_t *r = &rows[nrows++];
+            r->count = bytes / esize;
+            r->bytes = r->count * esize;
+            if (r->count == 0) {
+                nrows--;
+                continue;
+            }
+            run_size(&b, &o, r, &err);
+            if (b.info.rank == 0) {
+                print_row(r, &o, b.info.owner_size);
+                fflush(stdout);
+            }
+        }
+    }
+    long wrong = 0;
+    double busbw_sum = 0;
+    for (int i = 0; i < nrows; i++) {
+        wrong += rows[i].wrong;
+        int n = b.info.owner_size;
+        if (rows[i].oop_us > 0)
+            busbw_sum += (double)rows[i].bytes / rows[i].oop_us / 1e3 * (n > 1 ? 2.0 * (n - 1) / n : 1.0);
+    }
+    if (b.info.rank == 0) {
+        printf("# Out of bounds values : %ld %s\n", wrong, wrong ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g\n", nrows ? busbw_sum / nrows : 0.0);
+        if (o.json)
+            write_json(o.json, &b, &o, rows, nrows);
+    }
+    if (owner && o.shared) {
+        ddl_free(b.comm, b.send);
+        ddl_free(b.comm, b.recv);
+    } else if (owner) {
+        free(b.send);
+        free(b.recv);
+    }
+    ddl_comm_destroy(b.comm);
+    int bad = (wrong > 0) || err, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return any ? 1 : 0;
+}

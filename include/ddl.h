@@ -1,0 +1,136 @@
+/*
+ * DDL lanes: multi-lane, topology-aware allreduce.
+ *
+ * Every GPU is served by L processes ("lanes"): lane 0 owns the GPU's buffer,
+ * lanes 1..L-1 are helpers that reduce and transfer a share of it.  Local rank t
+ * of a node serves GPU t / L as lane t % L.
+ */
+#ifndef DDL_H
+#define DDL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include <ddl/version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    DDL_OK = 0,
+    DDL_ERR_INVALID_ARG = -1,   /* a bad argument or configuration value */
+    DDL_ERR_NO_MEMORY = -2,     /* out of memory or shared memory */
+    DDL_ERR_NOT_SUPPORTED = -3, /* not available in this build or on this layout */
+    DDL_ERR_TIMED_OUT = -4,     /* a peer did not answer within DDL_TIMEOUT */
+    DDL_ERR_PEER_FAILED = -5,   /* a peer exited or reported an error */
+    DDL_ERR_SYSTEM = -6,        /* a system call failed */
+    DDL_ERR_MPI = -7,           /* an MPI call failed */
+    DDL_ERR_MISMATCH = -8,      /* ranks called with different arguments (DDL_CHECK=1) */
+    DDL_ERR_LAYOUT = -9,        /* the ranks do not form nodes x GPUs x lanes */
+} ddl_status_t;
+
+typedef enum {
+    DDL_DTYPE_F32 = 0,
+    DDL_DTYPE_F64,
+    DDL_DTYPE_F16,  /* IEEE binary16, stored as uint16_t */
+    DDL_DTYPE_BF16, /* bfloat16, stored as uint16_t */
+    DDL_DTYPE_I8,
+    DDL_DTYPE_U8,
+    DDL_DTYPE_I32,
+    DDL_DTYPE_U32,
+    DDL_DTYPE_I64,
+    DDL_DTYPE_U64,
+    DDL_DTYPE_COUNT
+} ddl_dtype_t;
+
+typedef enum {
+    DDL_REDOP_SUM = 0,
+    DDL_REDOP_PROD,
+    DDL_REDOP_MIN,
+    DDL_REDOP_MAX,
+    /* Sum divided by the number of GPUs.  Floating types round as the type
+     * does; integer types take the floor of the (wrapping) sum / GPUs. */
+    DDL_REDOP_AVG,
+    DDL_REDOP_COUNT
+} ddl_redop_t;
+
+typedef enum {
+    DDL_ROLE_OWNER = 0,  /* lane 0: owns the GPU's buffer */
+    DDL_ROLE_HELPER = 1, /* lanes 1..L-1 */
+} ddl_role_t;
+
+typedef enum {
+    /* Every rank calls ddl_allreduce; helpers' buffer arguments are ignored. */
+    DDL_HELPERS_COLLECTIVE = 0,
+    /* Helpers call ddl_serve() and take part in every collective the owners
+     * start, until the owners destroy the communicator. */
+    DDL_HELPERS_SERVE = 1,
+} ddl_helper_mode_t;
+
+/* Pass as sendbuf for an in-place allreduce (sendbuf == recvbuf works too). */
+#define DDL_IN_PLACE ((const void *)1)
+
+typedef struct {
+    int lanes;                     /* processes per GPU, >= 1 */
+    int gpus_per_node;             /* 0: node ranks / lanes */
+    int node_size;                 /* 0: a node is what MPI_COMM_TYPE_SHARED finds;
+                                      N: split it into virtual nodes of N ranks
+                                      (emulation switch for tests and benchmarks) */
+    ddl_helper_mode_t helper_mode;
+} ddl_config_t;
+
+typedef struct {
+    int rank, size;             /* in the communicator the ddl comm was built from */
+    int node, nnodes;           /* node index and count (virtual nodes count as nodes) */
+    int local_rank, local_size; /* on this node */
+    int gpu, gpus_per_node;     /* GPU this rank serves, and GPUs per node */
+    int lane, lanes;            /* lane of this rank, lanes per GPU */
+    ddl_role_t role;
+    int owner_rank, owner_size; /* rank among owners (node * G + gpu); -1 on helpers */
+} ddl_comm_info_t;
+
+typedef struct ddl_comm ddl_comm_t;
+
+/* Fill *cfg from DDL_LANES, DDL_GPUS_PER_NODE, DDL_NODE_SIZE and DDL_HELPERS
+ * (defaults 1, 0, 0, collective).  Returns DDL_ERR_INVALID_ARG on a malformed value. */
+ddl_status_t ddl_config_init(ddl_config_t *cfg);
+
+/* Collective over every rank of comm.  comm is duplicated. */
+ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t **out);
+/* Collective over every rank (helpers in serve mode call it after ddl_serve returns). */
+ddl_status_t ddl_comm_destroy(ddl_comm_t *comm);
+ddl_status_t ddl_comm_info(const ddl_comm_t *comm, ddl_comm_info_t *info);
+/* The owners only, one rank per GPU, ordered node * G + gpu; MPI_COMM_NULL on helpers.
+ * Owned by the ddl comm: do not free it. */
+MPI_Comm ddl_comm_owners(const ddl_comm_t *comm);
+
+/* Blocking allreduce.  Owners pass their buffers; in collective mode helpers call
+ * it too with the same count, dtype and op (their buffers are ignored). */
+ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                           ddl_redop_t op, ddl_comm_t *comm);
+
+/* Helpers in serve mode: do this rank's part of every collective its owner starts;
+ * returns DDL_OK when the owners destroy the communicator. */
+ddl_status_t ddl_serve(ddl_comm_t *comm);
+
+/* Host memory in shared memory: the node's other ranks read an owner's buffer
+ * from it without a copy.  Any other host buffer works too, staged through
+ * shared memory.  Local, not collective. */
+ddl_status_t ddl_malloc(ddl_comm_t *comm, size_t size, void **ptr);
+ddl_status_t ddl_free(ddl_comm_t *comm, void *ptr);
+
+const char *ddl_status_string(ddl_status_t status);
+/* The message of this thread's last error, "" when there is none. */
+const char *ddl_last_error(void);
+
+const char *ddl_dtype_name(ddl_dtype_t dtype);
+size_t ddl_dtype_size(ddl_dtype_t dtype);
+const char *ddl_redop_name(ddl_redop_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DDL_H */

@@ -1,0 +1,29 @@
+#include "config.h"
+
+#include "algo.h"
+
+const char *const ddl_algo_names[] = {"auto", "mpi", "lane", NULL};
+const char *const ddl_inter_algo_names[] = {"auto", "ring", "rd", NULL};
+
+static const ddl_algo_desc_t algos[] = {
+    {"allreduce", DDL_ALGO_AUTO, "auto",
+     "system MPI below DDL_MPI_THRESHOLD bytes, lane above"},
+    {"allreduce", DDL_ALGO_MPI, "mpi",
+     "the system MPI_Allreduce over the owners (one rank per GPU); helpers idle"},
+    {"allreduce", DDL_ALGO_LANE, "lane",
+     "each of the node's G*L ranks reduces its 1/(G*L) slice of the G owner buffers through "
+     "shared memory, allreduces it with the same local rank on the other nodes, and writes it "
+     "back into every owner buffer; pipelined in DDL_CHUNK_SIZE chunks"},
+    {"lane", DDL_INTER_AUTO, "auto", "recursive doubling below DDL_RD_THRESHOLD bytes, ring above"},
+    {"lane", DDL_INTER_RING, "ring",
+     "ring reduce-scatter then ring allgather: 2(P-1) steps, 2(P-1)/P of the data per link"},
+    {"lane", DDL_INTER_RD, "rd",
+     "recursive doubling, with the extra ranks of a non-power-of-two count folded in first: "
+     "log2(P) steps, the whole chunk per step"},
+};
+
+const ddl_algo_desc_t *ddl_algo_table(size_t *count)
+{
+    *count = sizeof(algos) / sizeof(algos[0]);
+    return algos;
+}

@@ -1,0 +1,23 @@
+/* The table of algorithms: {id, name, description}.  Selection reads it; the
+ * names are what DDL_ALGO and DDL_LANE_ALGO accept. */
+#ifndef DDL_ALGO_H
+#define DDL_ALGO_H
+
+#include <stddef.h>
+
+typedef enum { DDL_ALGO_AUTO = 0, DDL_ALGO_MPI, DDL_ALGO_LANE, DDL_ALGO_COUNT } ddl_algo_id_t;
+typedef enum { DDL_INTER_AUTO = 0, DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_COUNT } ddl_inter_algo_id_t;
+
+typedef struct {
+    const char *scope; /* "allreduce" (DDL_ALGO) or "lane" (DDL_LANE_ALGO) */
+    int id;
+    const char *name;
+    const char *description;
+} ddl_algo_desc_t;
+
+extern const char *const ddl_algo_names[];       /* indexed by ddl_algo_id_t, NULL-terminated */
+extern const char *const ddl_inter_algo_names[]; /* indexed by ddl_inter_algo_id_t */
+
+const ddl_algo_desc_t *ddl_algo_table(size_t *count);
+
+#endif

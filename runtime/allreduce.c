@@ -1,0 +1,100 @@
+/* ddl_allreduce: argument checks, the optional cross-rank check, and the choice
+ * of algorithm from the table in algo.c. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "algo.h"
+#include "comm.h"
+#include "log.h"
+
+static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                               ddl_redop_t op, ddl_comm_t *c)
+{
+    if (!ddl_comm_is_live(c))
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: not a live communicator (destroyed, or never created)");
+    if (c->broken)
+        return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed; "
+                         "destroy it");
+    if ((unsigned)dtype >= DDL_DTYPE_COUNT)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: unknown datatype %d", (int)dtype);
+    if ((unsigned)op >= DDL_REDOP_COUNT)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: unknown reduction op %d", (int)op);
+    if (count < 0)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %lld is negative", (long long)count);
+    if (c->info.role == DDL_ROLE_OWNER && count > 0 && (!recvbuf || !sendbuf))
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: %s is NULL on an owner (rank %d)",
+                         recvbuf ? "sendbuf" : "recvbuf", c->info.rank);
+    if (c->info.role == DDL_ROLE_HELPER && c->helper_mode == DDL_HELPERS_SERVE)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: rank %d is a helper in serve mode: it runs "
+                         "ddl_serve, not ddl_allreduce", c->info.rank);
+    return DDL_OK;
+}
+
+/* DDL_CHECK=1: every rank that calls (all ranks in collective mode, the owners in
+ * serve mode) compares count, type and op with the others. */
+static ddl_status_t check_same_args(int64_t count, ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *c)
+{
+    MPI_Comm comm = c->helper_mode == DDL_HELPERS_SERVE ? c->owners : c->world;
+    int size, rank;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    int64_t mine[3] = {count, dtype, op}, *all = malloc(sizeof(mine) * (size_t)size);
+    if (!all)
+        return ddl_error(DDL_ERR_NO_MEMORY, "DDL_CHECK: out of memory");
+    MPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, comm);
+    ddl_status_t st = DDL_OK;
+    for (int r = 1; r < size && st == DDL_OK; r++) {
+        const int64_t *a = &all[0], *b = &all[3 * r];
+        if (a[0] != b[0] || a[1] != b[1] || a[2] != b[2])
+            st = ddl_error(DDL_ERR_MISMATCH, "DDL_CHECK: ranks called ddl_allreduce differently: rank %d with "
+                           "count %lld, %s, %s; rank %d with count %lld, %s, %s", 0, (long long)a[0],
+                           ddl_dtype_name((ddl_dtype_t)a[1]), ddl_redop_name((ddl_redop_t)a[2]), r,
+                           (long long)b[0], ddl_dtype_name((ddl_dtype_t)b[1]), ddl_redop_name((ddl_redop_t)b[2]));
+    }
+    (void)rank;
+    free(all);
+    return st;
+}
+
+static ddl_algo_id_t choose(const ddl_comm_t *c, size_t bytes)
+{
+    if (c->set.algo != DDL_ALGO_AUTO)
+        return (ddl_algo_id_t)c->set.algo;
+    return bytes < c->set.mpi_threshold ? DDL_ALGO_MPI : DDL_ALGO_LANE;
+}
+
+static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
+{
+    if (c->logged_algos & (1u << algo) || c->info.rank != 0)
+        return;
+    c->logged_algos |= 1u << algo;
+    if (c->set.algo != DDL_ALGO_AUTO)
+        DDL_INFO(DDL_SUBSYS_COLL, "allreduce uses %s for every size (DDL_ALGO)", ddl_algo_names[algo]);
+    else
+        DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: messages %s DDL_MPI_THRESHOLD=%zu bytes do", bytes,
+                 ddl_algo_names[algo], algo == DDL_ALGO_MPI ? "below" : "at or above", c->set.mpi_threshold);
+}
+
+ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                           ddl_comm_t *c)
+{
+    ddl_status_t st = check_args(sendbuf, recvbuf, count, dtype, op, c);
+    if (st != DDL_OK)
+        return st;
+    if (c->set.check && (st = check_same_args(count, dtype, op, c)) != DDL_OK)
+        return st;
+    if (count == 0)
+        return DDL_OK;
+    if (sendbuf == DDL_IN_PLACE)
+        sendbuf = recvbuf;
+    size_t bytes = (size_t)count * ddl_dtype_size(dtype);
+    ddl_algo_id_t algo = choose(c, bytes);
+    announce(c, algo, bytes);
+    if (algo == DDL_ALGO_MPI)
+        return c->info.role == DDL_ROLE_OWNER ? ddl_allreduce_mpi(sendbuf, recvbuf, (size_t)count, dtype, op, c)
+                                              : DDL_OK;
+    if (c->info.role == DDL_ROLE_HELPER)
+        sendbuf = recvbuf = NULL;
+    return ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, c);
+}

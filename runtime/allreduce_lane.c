@@ -1,0 +1,207 @@
+/* The lane allreduce.  A node's G owner buffers are cut into G*L slices.  Each
+ * rank reduces its slice across the G buffers through shared memory, allreduces
+ * it with the ranks of the same local index on the other nodes (its lane), and
+ * writes the result into every owner buffer of its node.  Between nodes the
+ * slice moves in chunks with two in flight, so that the reduction of one chunk,
+ * the transfer of the next and the write-back overlap. */
+#include "config.h"
+
+#include <sched.h>
+#include <string.h>
+
+#include "algo.h"
+#include "comm.h"
+#include "log.h"
+#include "slice.h"
+
+#define BLOCK_BYTES 16384 /* single node: reduce through an L1-sized block */
+
+typedef struct {
+    const char *in[DDL_MAX_GPUS];
+    char *out[DDL_MAX_GPUS];
+    int gpus;
+    size_t esize;
+    ddl_dtype_t dtype;
+    ddl_redop_t op;
+    int divisor; /* DDL_REDOP_AVG: GPUs in the job; else 1 */
+    ddl_reduce_fn_t fn;
+} lane_view_t;
+
+/* dst = in[0] op in[1] op ... op in[G-1] over elements [off, off + n), always in
+ * GPU order, so the result does not depend on which rank computes it. */
+static void reduce_in(const lane_view_t *v, size_t off, size_t n, void *dst)
+{
+    size_t b = off * v->esize;
+    if (v->gpus == 1) {
+        if (dst != v->in[0] + b)
+            memcpy(dst, v->in[0] + b, n * v->esize);
+        return;
+    }
+    v->fn(dst, v->in[0] + b, v->in[1] + b, n);
+    for (int g = 2; g < v->gpus; g++)
+        v->fn(dst, dst, v->in[g] + b, n);
+}
+
+static void write_out(const lane_view_t *v, size_t off, size_t n, const void *src)
+{
+    ddl_avg_finish((void *)src, n, v->dtype, v->divisor);
+    for (int g = 0; g < v->gpus; g++)
+        if (v->out[g] + off * v->esize != src)
+            memcpy(v->out[g] + off * v->esize, src, n * v->esize);
+}
+
+static void single_node(const lane_view_t *v, size_t off, size_t n)
+{
+    _Alignas(64) char block[BLOCK_BYTES];
+    size_t per = BLOCK_BYTES / v->esize;
+    for (size_t o = 0; o < n; o += per) {
+        size_t k = n - o < per ? n - o : per;
+        reduce_in(v, off + o, k, block);
+        write_out(v, off + o, k, block);
+    }
+}
+
+static int inter_algo(const ddl_comm_t *c, size_t bytes)
+{
+    if (c->set.lane_algo != DDL_INTER_AUTO)
+        return c->set.lane_algo;
+    return bytes < c->set.rd_threshold ? DDL_INTER_RD : DDL_INTER_RING;
+}
+
+static void start_chunk(ddl_comm_t *c, int i, size_t n, const lane_view_t *v)
+{
+    int rank = c->info.node, size = c->info.nnodes;
+    ddl_sched_t *s = &c->sched[i];
+    int nsteps = inter_algo(c, n * v->esize) == DDL_INTER_RD ? ddl_rd_build(rank, size, n, s->steps)
+                                                              : ddl_ring_build(rank, size, n, s->steps);
+    ddl_sched_start(s, nsteps, c->scratch[i], c->tmp[i], v->esize, v->fn);
+}
+
+/* Progress every schedule in flight until schedule i is done. */
+static ddl_status_t finish_chunk(ddl_comm_t *c, int i)
+{
+    double deadline = ddl_now() + c->set.timeout;
+    for (unsigned spins = 0;; spins++) {
+        int rc = 1;
+        for (int j = 0; j < DDL_NSCHED; j++) {
+            int r = ddl_sched_progress(&c->sched[j]);
+            if (r < 0)
+                return ddl_error((ddl_status_t)r, "lane transfer failed in MPI");
+            if (j == i)
+                rc = r;
+        }
+        if (rc == 1)
+            return DDL_OK;
+        if ((spins & 1023) == 1023) {
+            if (ddl_now() > deadline) {
+                int peer = ddl_sched_waiting_for(&c->sched[i]);
+                int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
+                return ddl_error(DDL_ERR_TIMED_OUT, "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting "
+                                 "for rank %d on %s (node %d, lane of local rank %d)", c->set.timeout, wr,
+                                 wr >= 0 ? c->hosts[wr] : "?", peer, c->info.local_rank);
+            }
+            if (c->node.ctrl->abort_rank)
+                return ddl_error(DDL_ERR_PEER_FAILED, "lane transfer abandoned: a rank of this node failed");
+            sched_yield(); /* oversubscribed nodes: let the peers run */
+        }
+    }
+}
+
+static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
+{
+    size_t per = c->scratch_bytes / v->esize;
+    size_t nchunks = (n + per - 1) / per;
+    ddl_status_t st = DDL_OK;
+    for (size_t k = 0; k <= nchunks && st == DDL_OK; k++) {
+        int i = (int)(k % DDL_NSCHED), prev = (int)((k + DDL_NSCHED - 1) % DDL_NSCHED);
+        if (k < nchunks) {
+            size_t ck = n - k * per < per ? n - k * per : per;
+            reduce_in(v, off + k * per, ck, c->scratch[i]);
+            start_chunk(c, i, ck, v);
+        }
+        if (k > 0) {
+            size_t pk = k - 1, ck = n - pk * per < per ? n - pk * per : per;
+            st = finish_chunk(c, prev);
+            if (st == DDL_OK)
+                write_out(v, off + pk * per, ck, c->scratch[prev]);
+        }
+    }
+    return st;
+}
+
+/* Where an owner's buffer is: in its ddl_malloc heap (shared, no copy) or not
+ * (staged through the owner's stage area). */
+static ddl_loc_kind_t locate(const ddl_comm_t *c, const void *buf, size_t bytes, uint64_t *off)
+{
+    const ddl_shm_t *seg = &c->segs[c->info.gpu];
+    const char *base = seg->base, *p = buf;
+    if (p >= base + c->set.stage_size && p + bytes <= base + seg->size) {
+        *off = (uint64_t)(p - base);
+        return DDL_LOC_HEAP;
+    }
+    *off = 0;
+    return DDL_LOC_STAGE;
+}
+
+static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, size_t round_off)
+{
+    const char *base = c->segs[g].base;
+    return kind == DDL_LOC_HEAP ? base + off + round_off : base;
+}
+
+static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
+                         ddl_redop_t op)
+{
+    size_t bytes = count * ddl_dtype_size(dtype);
+    ddl_request_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
+    rq->count = (int64_t)count;
+    rq->dtype = dtype;
+    rq->op = op;
+    rq->shutdown = 0;
+    rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
+    rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
+    if (c->helper_mode == DDL_HELPERS_SERVE)
+        ddl_node_ring(&c->node);
+}
+
+ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
+                                ddl_redop_t op, ddl_comm_t *c)
+{
+    const ddl_comm_info_t *in = &c->info;
+    int owner = in->role == DDL_ROLE_OWNER;
+    lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
+                     .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
+                     .fn = ddl_reduce_fn(dtype, op)};
+    if (owner)
+        post_request(c, sendbuf, recvbuf, count, dtype, op);
+    const ddl_request_t *mine = &c->node.ctrl->slots[in->local_rank].req;
+    /* Rounds as large as the stage area: the same on every rank. */
+    size_t round = c->set.stage_size / v.esize;
+    ddl_status_t st = DDL_OK;
+    for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
+        size_t n = count - r0 < round ? count - r0 : round;
+        char *stage = c->segs[in->gpu].base;
+        if (owner && mine->in_kind == DDL_LOC_STAGE)
+            memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
+        if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
+            break;
+        for (int g = 0; g < v.gpus; g++) {
+            const ddl_request_t *rq = &c->node.ctrl->slots[g * in->lanes].req;
+            v.in[g] = loc_ptr(c, g, rq->in_kind, rq->in_off, r0 * v.esize);
+            v.out[g] = (char *)loc_ptr(c, g, rq->out_kind, rq->out_off, r0 * v.esize);
+        }
+        size_t off, len;
+        ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
+        if (in->nnodes == 1)
+            single_node(&v, off, len);
+        else
+            st = multi_node(c, &v, off, len);
+        if (st != DDL_OK)
+            break;
+        if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)
+            break;
+        if (owner && mine->out_kind == DDL_LOC_STAGE)
+            memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
+    }
+    return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
+}

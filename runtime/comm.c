@@ -1,0 +1,433 @@
+/* Communicator set-up and tear-down: the lane map, the MPI sub-communicators,
+ * the node's shared memory. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "lanemap.h"
+#include "log.h"
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static ddl_comm_t **live;
+static size_t nlive, cap_live;
+
+static int live_add(ddl_comm_t *c)
+{
+    pthread_mutex_lock(&live_lock);
+    int rc = 0;
+    if (nlive == cap_live) {
+        size_t nc = cap_live ? 2 * cap_live : 8;
+        ddl_comm_t **p = realloc(live, nc * sizeof(*p));
+        if (p) {
+            live = p;
+            cap_live = nc;
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        live[nlive++] = c;
+    pthread_mutex_unlock(&live_lock);
+    return rc;
+}
+
+static void live_remove(const ddl_comm_t *c)
+{
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive; i++) {
+        if (live[i] == c) {
+            live[i] = live[--nlive];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+bool ddl_comm_is_live(const ddl_comm_t *c)
+{
+    bool found = false;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive && !found; i++)
+        found = (live[i] == c);
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+ddl_status_t ddl_config_init(ddl_config_t *cfg)
+{
+    long lanes, gpus, node_size;
+    int mode;
+    ddl_status_t st;
+    if (!cfg)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_config_init: cfg is NULL");
+    DDL_CHECK_GOTO(ddl_param_long("DDL_LANES", &lanes), st, out);
+    DDL_CHECK_GOTO(ddl_param_long("DDL_GPUS_PER_NODE", &gpus), st, out);
+    DDL_CHECK_GOTO(ddl_param_long("DDL_NODE_SIZE", &node_size), st, out);
+    DDL_CHECK_GOTO(ddl_param_enum("DDL_HELPERS", &mode), st, out);
+    cfg->lanes = (int)lanes;
+    cfg->gpus_per_node = (int)gpus;
+    cfg->node_size = (int)node_size;
+    cfg->helper_mode = (ddl_helper_mode_t)mode;
+out:
+    return st;
+}
+
+static ddl_status_t mpi_ok(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS)
+        return DDL_OK;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    return ddl_error(DDL_ERR_MPI, "%s failed: %s", what, msg);
+}
+
+/* Every rank learns whether any rank failed a local step, so that no rank goes
+ * on into a collective that the failed one will never join. */
+static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
+{
+    int mine = (int)st, worst = 0;
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, c->world) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Allreduce failed while agreeing on set-up");
+    if (worst != DDL_OK && st == DDL_OK)
+        return ddl_error((ddl_status_t)worst, "communicator set-up failed on another rank: see its message");
+    return (ddl_status_t)worst;
+}
+
+static void free_comm(MPI_Comm *comm)
+{
+    if (*comm != MPI_COMM_NULL)
+        MPI_Comm_free(comm);
+}
+
+static void release(ddl_comm_t *c)
+{
+    for (int i = 0; i < DDL_NSCHED; i++) {
+        ddl_sched_fini(&c->sched[i]);
+        free(c->scratch[i]);
+        free(c->tmp[i]);
+    }
+    ddl_heap_fini(&c->heap);
+    for (size_t i = 0; i < c->npriv; i++)
+        free(c->priv[i].ptr);
+    free(c->priv);
+    if (c->segs) {
+        for (int g = 0; g < c->info.gpus_per_node; g++) {
+            ddl_shm_unlink(&c->segs[g]); /* a no-op unless this rank created it */
+            ddl_shm_detach(&c->segs[g]);
+        }
+        free(c->segs);
+    }
+    ddl_shm_unlink(&c->node.seg);
+    ddl_shm_detach(&c->node.seg);
+    free(c->hosts);
+    free(c->world_of_local);
+    free(c->world_of_lane);
+    free_comm(&c->owners);
+    free_comm(&c->lane_comm);
+    free_comm(&c->node_comm);
+    free_comm(&c->world);
+    free(c);
+}
+
+/* Split the host into nodes (virtual ones when node_size > 0). */
+static ddl_status_t make_node_comm(ddl_comm_t *c, int node_size)
+{
+    MPI_Comm host;
+    ddl_status_t st = mpi_ok(MPI_Comm_split_type(c->world, MPI_COMM_TYPE_SHARED, c->info.rank,
+                                                 MPI_INFO_NULL, &host), "MPI_Comm_split_type");
+    if (st != DDL_OK)
+        return st;
+    int host_rank, host_size;
+    MPI_Comm_rank(host, &host_rank);
+    MPI_Comm_size(host, &host_size);
+    if (node_size == 0) {
+        c->node_comm = host;
+        return agree(c, DDL_OK);
+    }
+    if (host_size % node_size != 0)
+        st = ddl_error(DDL_ERR_LAYOUT, "DDL_NODE_SIZE=%d does not divide the %d ranks on this host; launch "
+                       "a multiple of %d ranks per host", node_size, host_size, node_size);
+    st = agree(c, st);
+    if (st == DDL_OK)
+        st = mpi_ok(MPI_Comm_split(host, host_rank / node_size, host_rank, &c->node_comm), "MPI_Comm_split");
+    MPI_Comm_free(&host);
+    return st;
+}
+
+static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
+{
+    ddl_comm_info_t *in = &c->info;
+    MPI_Comm_rank(c->node_comm, &in->local_rank);
+    MPI_Comm_size(c->node_comm, &in->local_size);
+    char why[256];
+    ddl_status_t st = ddl_lanemap_layout(in->local_size, cfg->lanes, cfg->gpus_per_node, &in->gpus_per_node, why,
+                                         sizeof(why));
+    if (st != DDL_OK)
+        st = ddl_error(st, "%s", why);
+    else if (in->gpus_per_node > DDL_MAX_GPUS)
+        st = ddl_error(DDL_ERR_LAYOUT, "%d GPUs per node: at most %d are supported", in->gpus_per_node, DDL_MAX_GPUS);
+    if ((st = agree(c, st)) != DDL_OK)
+        return st;
+    int sizes[2] = {in->local_size, -in->local_size}, ext[2];
+    MPI_Allreduce(sizes, ext, 2, MPI_INT, MPI_MAX, c->world);
+    if (ext[0] != -ext[1])
+        return ddl_error(DDL_ERR_LAYOUT, "nodes have between %d and %d ranks; every node needs the same "
+                         "GPUs x lanes", -ext[1], ext[0]);
+    ddl_place_t p = ddl_lanemap_place(in->local_rank, cfg->lanes);
+    in->gpu = p.gpu;
+    in->lane = p.lane;
+    in->role = p.role;
+    in->lanes = cfg->lanes;
+
+    /* Node index: the order of the nodes' first ranks. */
+    MPI_Comm leaders;
+    int where[2] = {0, 0};
+    MPI_Comm_split(c->world, in->local_rank == 0 ? 0 : MPI_UNDEFINED, in->rank, &leaders);
+    if (leaders != MPI_COMM_NULL) {
+        MPI_Comm_rank(leaders, &where[0]);
+        MPI_Comm_size(leaders, &where[1]);
+        MPI_Comm_free(&leaders);
+    }
+    MPI_Bcast(where, 2, MPI_INT, 0, c->node_comm);
+    in->node = where[0];
+    in->nnodes = where[1];
+
+    st = mpi_ok(MPI_Comm_split(c->world, in->local_rank, in->node, &c->lane_comm), "MPI_Comm_split (lanes)");
+    if (st == DDL_OK)
+        st = mpi_ok(MPI_Comm_split(c->world, in->role == DDL_ROLE_OWNER ? 0 : MPI_UNDEFINED,
+                                   in->node * in->gpus_per_node + in->gpu, &c->owners), "MPI_Comm_split (owners)");
+    in->owner_rank = in->owner_size = -1;
+    if (st == DDL_OK && c->owners != MPI_COMM_NULL) {
+        MPI_Comm_rank(c->owners, &in->owner_rank);
+        MPI_Comm_size(c->owners, &in->owner_size);
+    }
+    return st;
+}
+
+static ddl_status_t gather_names(ddl_comm_t *c)
+{
+    c->hosts = calloc((size_t)c->info.size, DDL_HOST_LEN);
+    c->world_of_local = calloc((size_t)c->info.local_size, sizeof(int));
+    c->world_of_lane = calloc((size_t)c->info.nnodes, sizeof(int));
+    if (!c->hosts || !c->world_of_local || !c->world_of_lane)
+        return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the rank tables");
+    char me[DDL_HOST_LEN] = {0};
+    gethostname(me, sizeof(me) - 1);
+    MPI_Allgather(me, DDL_HOST_LEN, MPI_CHAR, c->hosts, DDL_HOST_LEN, MPI_CHAR, c->world);
+    MPI_Allgather(&c->info.rank, 1, MPI_INT, c->world_of_local, 1, MPI_INT, c->node_comm);
+    MPI_Allgather(&c->info.rank, 1, MPI_INT, c->world_of_lane, 1, MPI_INT, c->lane_comm);
+    return DDL_OK;
+}
+
+/* The control block (created by local rank 0) and one segment per owner (its
+ * stage area, then its heap); every local rank maps all of them, then the
+ * creators unlink the names. */
+static ddl_status_t setup_shm(ddl_comm_t *c)
+{
+    ddl_comm_info_t *in = &c->info;
+    ddl_node_t *n = &c->node;
+    n->local_rank = in->local_rank;
+    n->local_size = in->local_size;
+    n->node = in->node;
+    n->timeout = c->set.timeout;
+    n->world_of_local = c->world_of_local;
+    n->host = c->hosts[in->rank];
+    n->seg.fd = -1;
+
+    char ctrl_name[128] = {0};
+    size_t ctrl_size = ddl_node_ctrl_size(in->local_size);
+    ddl_status_t st = DDL_OK;
+    if (in->local_rank == 0) {
+        ddl_shm_make_name(ctrl_name, sizeof(ctrl_name), "ctrl");
+        st = ddl_shm_create(ctrl_name, ctrl_size, &n->seg);
+        if (st == DDL_OK)
+            ddl_node_ctrl_init(n->seg.base, in->local_size);
+    }
+    if ((st = agree(c, st)) != DDL_OK)
+        return st;
+    MPI_Bcast(ctrl_name, sizeof(ctrl_name), MPI_CHAR, 0, c->node_comm);
+    if (in->local_rank != 0)
+        st = ddl_shm_attach(ctrl_name, ctrl_size, &n->seg);
+
+    int G = in->gpus_per_node;
+    size_t seg_size = c->set.stage_size + c->set.heap_size;
+    char mine[128] = {0}, (*names)[128] = calloc((size_t)in->local_size, 128);
+    c->segs = calloc((size_t)G, sizeof(*c->segs));
+    if (!names || !c->segs) {
+        free(names);
+        return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the segment table");
+    }
+    for (int g = 0; g < G; g++)
+        c->segs[g].fd = -1;
+    if (st == DDL_OK && in->role == DDL_ROLE_OWNER) {
+        ddl_shm_make_name(mine, sizeof(mine), "gpu");
+        st = ddl_shm_create(mine, seg_size, &c->segs[in->gpu]);
+        if (st == DDL_OK)
+            st = ddl_shm_reserve(&c->segs[in->gpu], 0, c->set.stage_size);
+    }
+    if ((st = agree(c, st)) == DDL_OK) {
+        MPI_Allgather(mine, 128, MPI_CHAR, names, 128, MPI_CHAR, c->node_comm);
+        for (int g = 0; g < G && st == DDL_OK; g++)
+            if (g != in->gpu || in->role != DDL_ROLE_OWNER)
+                st = ddl_shm_attach(names[g * in->lanes], seg_size, &c->segs[g]);
+        st = agree(c, st);
+    }
+    free(names);
+    if (st != DDL_OK)
+        return st;
+    /* Everyone has mapped everything: the names can go. */
+    MPI_Barrier(c->node_comm);
+    ddl_shm_unlink(&n->seg);
+    if (in->role == DDL_ROLE_OWNER)
+        ddl_shm_unlink(&c->segs[in->gpu]);
+    n->seg.name[0] = '\0';
+    for (int g = 0; g < G; g++)
+        c->segs[g].name[0] = '\0';
+    n->ctrl = n->seg.base;
+    n->ctrl->slots[in->local_rank].pid = (int32_t)getpid();
+    if (in->role == DDL_ROLE_OWNER)
+        ddl_heap_init(&c->heap, c->set.stage_size, c->set.heap_size);
+    MPI_Barrier(c->node_comm);
+    return DDL_OK;
+}
+
+static ddl_status_t setup_lanes(ddl_comm_t *c)
+{
+    if (c->info.nnodes == 1)
+        return DDL_OK;
+    int max_steps = ddl_ring_max_steps(c->info.nnodes);
+    if (ddl_rd_max_steps(c->info.nnodes) > max_steps)
+        max_steps = ddl_rd_max_steps(c->info.nnodes);
+    c->scratch_bytes = c->set.chunk_size;
+    for (int i = 0; i < DDL_NSCHED; i++) {
+        c->scratch[i] = aligned_alloc(64, c->scratch_bytes);
+        c->tmp[i] = aligned_alloc(64, c->scratch_bytes);
+        if (!c->scratch[i] || !c->tmp[i])
+            return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
+        ddl_status_t st = ddl_sched_init(&c->sched[i], c->lane_comm, i, max_steps);
+        if (st != DDL_OK)
+            return st;
+    }
+    return DDL_OK;
+}
+
+/* At INFO, rank 0 prints the whole lane map once. */
+static void log_lane_map(ddl_comm_t *c)
+{
+    const ddl_comm_info_t *in = &c->info;
+    int place[2] = {in->node, in->local_rank}, *all = NULL;
+    if (in->rank == 0)
+        all = malloc(2 * sizeof(int) * (size_t)in->size);
+    MPI_Gather(place, 2, MPI_INT, all, 2, MPI_INT, 0, c->world);
+    if (in->rank != 0 || !all)
+        return;
+    DDL_INFO(DDL_SUBSYS_INIT, "lane map: %d nodes x %d GPUs x %d lanes = %d ranks, helpers %s", in->nnodes,
+             in->gpus_per_node, in->lanes, in->size, c->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective");
+    for (int node = 0; node < in->nnodes; node++) {
+        char line[1024];
+        int o = 0, host_rank = -1;
+        for (int t = 0; t < in->local_size; t++) {
+            for (int r = 0; r < in->size; r++) {
+                if (all[2 * r] != node || all[2 * r + 1] != t)
+                    continue;
+                if (t == 0)
+                    host_rank = r;
+                if (t % in->lanes == 0 && o < (int)sizeof(line) - 64)
+                    o += snprintf(line + o, sizeof(line) - (size_t)o, "%sGPU %d:", t ? "; " : "", t / in->lanes);
+                if (o < (int)sizeof(line) - 32)
+                    o += snprintf(line + o, sizeof(line) - (size_t)o, " %d%s", r, t % in->lanes == 0 ? "(owner)" : "");
+            }
+        }
+        DDL_INFO(DDL_SUBSYS_INIT, "node %d (%s): %s", node, host_rank >= 0 ? c->hosts[host_rank] : "?", line);
+    }
+    free(all);
+}
+
+ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t **out)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_create: MPI is not initialised; call MPI_Init first");
+    if (!cfg || !out)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_create: cfg and out must not be NULL");
+    *out = NULL;
+    ddl_comm_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
+    c->world = c->node_comm = c->lane_comm = c->owners = MPI_COMM_NULL;
+    c->node.seg.fd = -1;
+    ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
+    if (st != DDL_OK) {
+        free(c);
+        return st;
+    }
+    MPI_Comm_rank(c->world, &c->info.rank);
+    MPI_Comm_size(c->world, &c->info.size);
+    ddl_log_init(c->info.rank);
+    ddl_params_log_env();
+
+    st = ddl_settings_load(&c->set);
+    if (st == DDL_OK && (cfg->lanes < 1 || cfg->gpus_per_node < 0 || cfg->node_size < 0 ||
+                         (cfg->helper_mode != DDL_HELPERS_COLLECTIVE && cfg->helper_mode != DDL_HELPERS_SERVE)))
+        st = ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_create: lanes %d, GPUs per node %d, node size %d, helper "
+                       "mode %d: lanes must be >= 1, the others >= 0 and the mode collective or serve",
+                       cfg->lanes, cfg->gpus_per_node, cfg->node_size, (int)cfg->helper_mode);
+    c->helper_mode = cfg->helper_mode;
+    DDL_CHECK_GOTO(agree(c, st), st, fail);
+    DDL_CHECK_GOTO(make_node_comm(c, cfg->node_size), st, fail);
+    DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
+    DDL_CHECK_GOTO(gather_names(c), st, fail);
+    DDL_CHECK_GOTO(setup_shm(c), st, fail);
+    DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
+    if (live_add(c) != 0) {
+        st = ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
+        goto fail;
+    }
+    log_lane_map(c);
+    *out = c;
+    return DDL_OK;
+fail:
+    release(c);
+    return st;
+}
+
+ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
+{
+    if (!ddl_comm_is_live(c))
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_destroy: not a live communicator (destroyed already?)");
+    live_remove(c);
+    if (c->helper_mode == DDL_HELPERS_SERVE && c->info.role == DDL_ROLE_OWNER && !c->broken) {
+        c->node.ctrl->slots[c->info.local_rank].req.shutdown = 1;
+        ddl_node_ring(&c->node);
+    }
+    release(c);
+    return DDL_OK;
+}
+
+ddl_status_t ddl_comm_info(const ddl_comm_t *c, ddl_comm_info_t *info)
+{
+    if (!ddl_comm_is_live(c) || !info)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_info: not a live communicator, or info is NULL");
+    *info = c->info;
+    return DDL_OK;
+}
+
+MPI_Comm ddl_comm_owners(const ddl_comm_t *c)
+{
+    return ddl_comm_is_live(c) ? c->owners : MPI_COMM_NULL;
+}
+
+ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)
+{
+    c->broken = true;
+    if (c->node.ctrl)
+        ddl_node_abort(&c->node);
+    return st;
+}

@@ -1,0 +1,60 @@
+/* The communicator's internal state, shared by the collective's files. */
+#ifndef DDL_COMM_H
+#define DDL_COMM_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "ddl.h"
+#include "heap.h"
+#include "node.h"
+#include "params.h"
+#include "steps.h"
+
+#define DDL_HOST_LEN 64
+#define DDL_NSCHED 2 /* chunks in flight between nodes */
+#define DDL_MAX_GPUS 64
+
+typedef struct {
+    void *ptr;
+    size_t len;
+} ddl_private_alloc_t;
+
+struct ddl_comm {
+    MPI_Comm world, node_comm, lane_comm, owners;
+    ddl_comm_info_t info;
+    ddl_helper_mode_t helper_mode;
+    ddl_settings_t set;
+
+    char (*hosts)[DDL_HOST_LEN]; /* by world rank */
+    int *world_of_local;         /* world rank of each local rank */
+    int *world_of_lane;          /* world rank of each rank of this rank's lane (by node) */
+
+    ddl_node_t node;             /* control block and node waits */
+    ddl_shm_t *segs;             /* one per GPU: the owner's stage area, then its heap */
+    ddl_heap_t heap;             /* owners: allocations in segs[gpu] */
+    ddl_private_alloc_t *priv;   /* helpers' ddl_malloc buffers (not shared) */
+    size_t npriv, cap_priv;
+
+    void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
+    size_t scratch_bytes;
+    ddl_sched_t sched[DDL_NSCHED];
+
+    uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
+    bool broken;                 /* a collective failed: later calls fail at once */
+    unsigned logged_algos;       /* algorithms already announced at INFO */
+};
+
+/* Is comm a live communicator (created and not destroyed)? */
+bool ddl_comm_is_live(const ddl_comm_t *comm);
+
+/* The allreduce algorithms. */
+ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
+                               ddl_redop_t op, ddl_comm_t *comm);
+/* Owners pass their buffers; helpers pass NULL. */
+ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
+                                ddl_redop_t op, ddl_comm_t *comm);
+/* Mark the communicator broken and tell the node's ranks to stop waiting. */
+ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);
+
+#endif

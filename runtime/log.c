@@ -1,0 +1,123 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "params.h"
+#include "parse.h"
+
+static ddl_log_level_t log_level = DDL_LOG_WARN;
+static unsigned log_subsys = DDL_SUBSYS_ALL;
+static FILE *log_file;
+static bool log_ready;
+static int log_rank = -1;
+static char log_host[64];
+static _Thread_local char last_error[512];
+
+static const char *const level_names[] = {"NONE", "WARN", "INFO", "TRACE", NULL};
+static const struct {
+    const char *name;
+    unsigned bit;
+} subsys_names[] = {
+    {"INIT", DDL_SUBSYS_INIT}, {"COLL", DDL_SUBSYS_COLL}, {"SHM", DDL_SUBSYS_SHM},
+    {"NET", DDL_SUBSYS_NET},   {"ENV", DDL_SUBSYS_ENV},   {"ALL", DDL_SUBSYS_ALL},
+};
+
+/* "INIT,COLL" or "^SHM" (everything but SHM), as NCCL_DEBUG_SUBSYS reads. */
+static unsigned parse_subsys(const char *s)
+{
+    bool invert = (s[0] == '^');
+    unsigned mask = 0;
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", invert ? s + 1 : s);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        for (size_t i = 0; i < sizeof(subsys_names) / sizeof(subsys_names[0]); i++)
+            if (strcasecmp(tok, subsys_names[i].name) == 0)
+                mask |= subsys_names[i].bit;
+    }
+    return invert ? (DDL_SUBSYS_ALL & ~mask) : mask;
+}
+
+void ddl_log_init(int rank)
+{
+    log_rank = rank;
+    if (log_ready)
+        return;
+    log_ready = true;
+    gethostname(log_host, sizeof(log_host) - 1);
+    log_file = stderr;
+    const char *level = ddl_param_string("DDL_DEBUG");
+    int idx;
+    if (ddl_parse_enum(level, level_names, &idx) == 0)
+        log_level = (ddl_log_level_t)idx;
+    else
+        fprintf(stderr, "ddl: DDL_DEBUG=%s is not one of NONE, WARN, INFO, TRACE; using WARN\n", level);
+    log_subsys = parse_subsys(ddl_param_string("DDL_DEBUG_SUBSYS"));
+    const char *path = ddl_param_string("DDL_DEBUG_FILE");
+    if (path[0]) {
+        /* %h and %p make one file per host and process. */
+        char name[512];
+        size_t o = 0;
+        for (const char *p = path; *p && o + 32 < sizeof(name); p++) {
+            if (p[0] == '%' && p[1] == 'h') {
+                o += (size_t)snprintf(name + o, sizeof(name) - o, "%s", log_host);
+                p++;
+            } else if (p[0] == '%' && p[1] == 'p') {
+                o += (size_t)snprintf(name + o, sizeof(name) - o, "%d", (int)getpid());
+                p++;
+            } else {
+                name[o++] = *p;
+            }
+        }
+        name[o] = '\0';
+        FILE *f = fopen(name, "a");
+        if (f) {
+            setvbuf(f, NULL, _IOLBF, 0);
+            log_file = f;
+        } else {
+            fprintf(stderr, "ddl: cannot open DDL_DEBUG_FILE=%s; logging to stderr\n", name);
+        }
+    }
+}
+
+bool ddl_log_enabled(ddl_log_level_t level, unsigned subsys)
+{
+    if (!log_ready)
+        ddl_log_init(log_rank);
+    return level <= log_level && (subsys & log_subsys) != 0;
+}
+
+static void log_vprint(ddl_log_level_t level, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    /* One fprintf per line so lines of concurrent ranks do not interleave. */
+    fprintf(log_file ? log_file : stderr, "%s:%d:%d DDL %s %s\n", log_host, (int)getpid(), log_rank,
+            level_names[level], msg);
+}
+
+void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)
+{
+    (void)subsys;
+    va_list ap;
+    va_start(ap, fmt);
+    log_vprint(level, fmt, ap);
+    va_end(ap);
+}
+
+ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+    if (ddl_log_enabled(DDL_LOG_WARN, DDL_SUBSYS_ALL))
+        ddl_log(DDL_LOG_WARN, DDL_SUBSYS_ALL, "%s: %s", ddl_status_string(status), last_error);
+    return status;
+}
+
+const char *ddl_last_error(void) { return last_error; }

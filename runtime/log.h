@@ -1,0 +1,45 @@
+/* Logging by level and subsystem (DDL_DEBUG, DDL_DEBUG_SUBSYS, DDL_DEBUG_FILE) and
+ * the thread's last error, which every failing entry point records. */
+#ifndef DDL_LOG_H
+#define DDL_LOG_H
+
+#include <stdbool.h>
+#include "ddl.h"
+
+typedef enum { DDL_LOG_NONE = 0, DDL_LOG_WARN, DDL_LOG_INFO, DDL_LOG_TRACE } ddl_log_level_t;
+
+typedef enum {
+    DDL_SUBSYS_INIT = 1u << 0,  /* communicator set-up, lane map */
+    DDL_SUBSYS_COLL = 1u << 1,  /* collectives and algorithm choice */
+    DDL_SUBSYS_SHM = 1u << 2,   /* shared memory and node synchronisation */
+    DDL_SUBSYS_NET = 1u << 3,   /* inter-node transfers */
+    DDL_SUBSYS_ENV = 1u << 4,   /* configuration variables */
+    DDL_SUBSYS_ALL = 0xffffu,
+} ddl_subsys_t;
+
+/* Reads DDL_DEBUG* once; later calls only update the rank shown in the prefix. */
+void ddl_log_init(int rank);
+bool ddl_log_enabled(ddl_log_level_t level, unsigned subsys);
+void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Record the thread's last error, log it at WARN, and return status. */
+ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define DDL_LOG(level, subsys, ...)                                                                \
+    do {                                                                                           \
+        if (ddl_log_enabled(level, subsys))                                                        \
+            ddl_log(level, subsys, __VA_ARGS__);                                                   \
+    } while (0)
+#define DDL_INFO(subsys, ...) DDL_LOG(DDL_LOG_INFO, subsys, __VA_ARGS__)
+#define DDL_TRACE(subsys, ...) DDL_LOG(DDL_LOG_TRACE, subsys, __VA_ARGS__)
+
+/* Check-and-goto: one cleanup label per function. */
+#define DDL_CHECK_GOTO(expr, status, label)                                                        \
+    do {                                                                                           \
+        (status) = (expr);                                                                         \
+        if ((status) != DDL_OK)                                                                    \
+            goto label;                                                                            \
+    } while (0)
+
+#endif

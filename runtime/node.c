@@ -1,0 +1,178 @@
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "node.h"
+
+#define DDL_CTRL_MAGIC 0xdd1c7a1u
+#define SPIN_CHECKS 2000
+#define SLEEP_SLICE_S 0.05 /* how often a sleeping waiter rechecks peers and deadline */
+
+size_t ddl_node_ctrl_size(int local_size)
+{
+    return sizeof(ddl_ctrl_t) + (size_t)local_size * sizeof(ddl_slot_t);
+}
+
+void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size)
+{
+    memset(ctrl, 0, ddl_node_ctrl_size(local_size));
+    ctrl->magic = DDL_CTRL_MAGIC;
+    ctrl->nranks = local_size;
+}
+
+double ddl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected, double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, expected, &ts, NULL, 0);
+}
+
+static void wake_all(ddl_ctrl_t *ctrl)
+{
+    atomic_fetch_add(&ctrl->wake_seq, 1);
+    if (atomic_load(&ctrl->sleepers) > 0)
+        syscall(SYS_futex, (uint32_t *)&ctrl->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int local_peer_dead(const ddl_node_t *n, int *who)
+{
+    for (int r = 0; r < n->local_size; r++) {
+        pid_t pid = n->ctrl->slots[r].pid;
+        if (r != n->local_rank && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+            *who = r;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef int (*ready_fn_t)(const ddl_node_t *n, const void *arg);
+
+/* Wait until ready(); fail on abort, on a dead local peer, or at the deadline
+ * (deadline <= 0: none).  describe() writes what is still missing. */
+static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void *arg, double deadline,
+                               void (*describe)(const ddl_node_t *, const void *, char *, size_t),
+                               const char *what)
+{
+    ddl_ctrl_t *ctrl = n->ctrl;
+    for (int i = 0; i < SPIN_CHECKS; i++) {
+        if (ready(n, arg))
+            return DDL_OK;
+        cpu_relax();
+    }
+    char missing[256];
+    for (;;) {
+        uint32_t seq = atomic_load(&ctrl->wake_seq);
+        if (ready(n, arg))
+            return DDL_OK;
+        int aborted = atomic_load(&ctrl->abort_rank);
+        if (aborted > 0) {
+            int r = aborted - 1;
+            return ddl_error(DDL_ERR_PEER_FAILED, "%s: local rank %d (rank %d on %s, node %d) failed",
+                             what, r, n->world_of_local[r], n->host, n->node);
+        }
+        int dead;
+        if (local_peer_dead(n, &dead))
+            return ddl_error(DDL_ERR_PEER_FAILED, "%s: local rank %d (rank %d, pid %d on %s, node %d) exited",
+                             what, dead, n->world_of_local[dead], (int)ctrl->slots[dead].pid, n->host, n->node);
+        double now = ddl_now();
+        if (deadline > 0 && now >= deadline) {
+            describe(n, arg, missing, sizeof(missing));
+            return ddl_error(DDL_ERR_TIMED_OUT, "%s: timed out after %.1f s (DDL_TIMEOUT) on %s, node %d, waiting for %s",
+                             what, n->timeout, n->host, n->node, missing);
+        }
+        double slice = SLEEP_SLICE_S;
+        if (deadline > 0 && deadline - now < slice)
+            slice = deadline - now;
+        atomic_fetch_add(&ctrl->sleepers, 1);
+        futex_wait(&ctrl->wake_seq, seq, slice);
+        atomic_fetch_sub(&ctrl->sleepers, 1);
+    }
+}
+
+static int barrier_ready(const ddl_node_t *n, const void *arg)
+{
+    uint32_t target = *(const uint32_t *)arg;
+    for (int r = 0; r < n->local_size; r++)
+        if ((int32_t)(atomic_load_explicit(&n->ctrl->slots[r].epoch, memory_order_acquire) - target) < 0)
+            return 0;
+    return 1;
+}
+
+static void barrier_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    uint32_t target = *(const uint32_t *)arg;
+    size_t o = (size_t)snprintf(buf, len, "local ranks");
+    for (int r = 0; r < n->local_size && o + 24 < len; r++)
+        if ((int32_t)(atomic_load(&n->ctrl->slots[r].epoch) - target) < 0)
+            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", r, n->world_of_local[r]);
+}
+
+ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what)
+{
+    uint32_t target = ++n->epoch;
+    atomic_store_explicit(&n->ctrl->slots[n->local_rank].epoch, target, memory_order_release);
+    wake_all(n->ctrl);
+    return wait_until(n, barrier_ready, &target, ddl_now() + n->timeout, barrier_describe, what);
+}
+
+void ddl_node_ring(ddl_node_t *n)
+{
+    atomic_fetch_add_explicit(&n->ctrl->slots[n->local_rank].doorbell, 1, memory_order_release);
+    wake_all(n->ctrl);
+}
+
+struct doorbell_arg {
+    int owner;
+    uint32_t seen;
+};
+
+static int doorbell_ready(const ddl_node_t *n, const void *arg)
+{
+    const struct doorbell_arg *a = arg;
+    return atomic_load_explicit(&n->ctrl->slots[a->owner].doorbell, memory_order_acquire) != a->seen;
+}
+
+static void doorbell_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct doorbell_arg *a = arg;
+    snprintf(buf, len, "a request from owner local rank %d (rank %d)", a->owner, n->world_of_local[a->owner]);
+}
+
+ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value)
+{
+    struct doorbell_arg a = {owner, seen};
+    ddl_status_t st = wait_until(n, doorbell_ready, &a, 0, doorbell_describe, "waiting for the owner's next request");
+    if (st == DDL_OK)
+        *value = atomic_load_explicit(&n->ctrl->slots[owner].doorbell, memory_order_acquire);
+    return st;
+}
+
+void ddl_node_abort(ddl_node_t *n)
+{
+    int32_t expected = 0;
+    atomic_compare_exchange_strong(&n->ctrl->abort_rank, &expected, n->local_rank + 1);
+    wake_all(n->ctrl);
+}

@@ -1,0 +1,67 @@
+/* The node's control block in shared memory, and every wait between the ranks
+ * of one node: the barrier, the owners' request doorbells, the abort flag.
+ * Waiters spin briefly, then sleep on a futex; every wait has a deadline, checks
+ * that its local peers are alive, and names the ranks it waited for. */
+#ifndef DDL_NODE_H
+#define DDL_NODE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ddl.h"
+#include "shm.h"
+
+typedef enum { DDL_LOC_NONE = 0, DDL_LOC_HEAP, DDL_LOC_STAGE } ddl_loc_kind_t;
+
+/* An owner's request: what it wants reduced and where its buffers are. */
+typedef struct {
+    int64_t count;
+    int32_t dtype, op;
+    int32_t shutdown;          /* serve mode: the owner destroys the communicator */
+    int32_t in_kind, out_kind; /* ddl_loc_kind_t */
+    uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
+} ddl_request_t;
+
+typedef struct {
+    _Alignas(64) _Atomic uint32_t epoch; /* barriers this rank has entered */
+    _Atomic uint32_t doorbell;           /* requests this owner has posted */
+    int32_t pid;
+    ddl_request_t req;
+} ddl_slot_t;
+
+typedef struct {
+    uint32_t magic;
+    int32_t nranks;
+    _Alignas(64) _Atomic uint32_t wake_seq; /* futex word: bumped on every event */
+    _Atomic uint32_t sleepers;
+    _Atomic int32_t abort_rank;             /* local rank + 1 of a rank that failed */
+    _Alignas(64) ddl_slot_t slots[];
+} ddl_ctrl_t;
+
+typedef struct {
+    ddl_ctrl_t *ctrl;
+    ddl_shm_t seg;
+    int local_rank, local_size, node;
+    uint32_t epoch;
+    double timeout;
+    const int *world_of_local;   /* for messages */
+    const char *host;
+} ddl_node_t;
+
+size_t ddl_node_ctrl_size(int local_size);
+void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
+
+/* Monotonic seconds. */
+double ddl_now(void);
+
+/* All local ranks meet; `what` names the phase in a timeout message. */
+ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);
+/* An owner publishes a request to its helpers. */
+void ddl_node_ring(ddl_node_t *n);
+/* A helper waits, without deadline while the owner lives, for a doorbell value
+ * other than `seen`; *value gets it. */
+ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value);
+/* Tell the node's ranks to stop waiting: this rank failed. */
+void ddl_node_abort(ddl_node_t *n);
+
+#endif

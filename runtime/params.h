@@ -1,0 +1,56 @@
+/* Every configuration variable in one typed table {name, default, description},
+ * read from the environment.  ddl-info lists the table. */
+#ifndef DDL_PARAMS_H
+#define DDL_PARAMS_H
+
+#include <stddef.h>
+#include "ddl.h"
+
+typedef enum {
+    DDL_PARAM_INT,
+    DDL_PARAM_SIZE,
+    DDL_PARAM_SECONDS,
+    DDL_PARAM_ENUM,
+    DDL_PARAM_BOOL,
+    DDL_PARAM_STRING,
+} ddl_param_kind_t;
+
+typedef struct {
+    const char *name;
+    ddl_param_kind_t kind;
+    const char *defval;
+    const char *const *choices; /* DDL_PARAM_ENUM: NULL-terminated */
+    long min, max;              /* DDL_PARAM_INT */
+    const char *description;
+} ddl_param_t;
+
+const ddl_param_t *ddl_params_table(size_t *count);
+const char *ddl_param_kind_name(ddl_param_kind_t kind);
+
+/* The value in the environment, or the default.  Never NULL for a known name. */
+const char *ddl_param_string(const char *name);
+/* Typed reads; a malformed value is DDL_ERR_INVALID_ARG with a message naming it. */
+ddl_status_t ddl_param_long(const char *name, long *out);
+ddl_status_t ddl_param_size(const char *name, size_t *out);
+ddl_status_t ddl_param_seconds(const char *name, double *out);
+ddl_status_t ddl_param_enum(const char *name, int *out);
+ddl_status_t ddl_param_bool(const char *name, int *out);
+
+/* Collective-path settings, read once per communicator. */
+typedef struct {
+    double timeout;        /* DDL_TIMEOUT, seconds */
+    int check;             /* DDL_CHECK */
+    int algo;              /* DDL_ALGO: ddl_algo_id_t */
+    int lane_algo;         /* DDL_LANE_ALGO: ddl_inter_algo_id_t */
+    size_t mpi_threshold;  /* DDL_MPI_THRESHOLD */
+    size_t rd_threshold;   /* DDL_RD_THRESHOLD */
+    size_t chunk_size;     /* DDL_CHUNK_SIZE */
+    size_t stage_size;     /* DDL_STAGE_SIZE */
+    size_t heap_size;      /* DDL_HEAP_SIZE */
+} ddl_settings_t;
+
+ddl_status_t ddl_settings_load(ddl_settings_t *s);
+/* Log, once per process at INFO, every variable that is set in the environment. */
+void ddl_params_log_env(void);
+
+#endif

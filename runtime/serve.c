@@ -1,0 +1,33 @@
+/* Serve mode: a helper does its part of every collective its owner starts. */
+#include "config.h"
+
+#include "comm.h"
+#include "log.h"
+
+ddl_status_t ddl_serve(ddl_comm_t *c)
+{
+    if (!ddl_comm_is_live(c))
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_serve: not a live communicator");
+    if (c->info.role != DDL_ROLE_HELPER || c->helper_mode != DDL_HELPERS_SERVE)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_serve: rank %d is %s in %s mode; only helpers in serve mode "
+                         "serve (DDL_HELPERS=serve)", c->info.rank, c->info.role == DDL_ROLE_OWNER ? "an owner" : "a helper",
+                         c->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective");
+    int owner = c->info.gpu * c->info.lanes;
+    for (;;) {
+        if (c->broken)
+            return ddl_error(DDL_ERR_PEER_FAILED, "ddl_serve: an earlier collective failed");
+        uint32_t bell;
+        ddl_status_t st = ddl_node_wait_doorbell(&c->node, owner, c->doorbell_seen, &bell);
+        if (st != DDL_OK)
+            return ddl_comm_fail(c, st);
+        c->doorbell_seen = bell;
+        const ddl_request_t *rq = &c->node.ctrl->slots[owner].req;
+        if (rq->shutdown)
+            return DDL_OK;
+        DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)rq->count,
+                  ddl_dtype_name((ddl_dtype_t)rq->dtype), ddl_redop_name((ddl_redop_t)rq->op));
+        st = ddl_allreduce_lane(NULL, NULL, (size_t)rq->count, (ddl_dtype_t)rq->dtype, (ddl_redop_t)rq->op, c);
+        if (st != DDL_OK)
+            return st;
+    }
+}

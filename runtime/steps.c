@@ -1,0 +1,82 @@
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "log.h"
+#include "steps.h"
+
+ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps)
+{
+    s->comm = comm;
+    s->tag = tag;
+    s->steps = calloc((size_t)max_steps, sizeof(*s->steps));
+    s->nsteps = s->cur = s->posted = 0;
+    s->nreq = 0;
+    return s->steps ? DDL_OK : ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %d schedule steps", max_steps);
+}
+
+void ddl_sched_fini(ddl_sched_t *s)
+{
+    free(s->steps);
+    s->steps = NULL;
+}
+
+void ddl_sched_start(ddl_sched_t *s, int nsteps, void *buf, void *tmp, size_t esize, ddl_reduce_fn_t fn)
+{
+    s->nsteps = nsteps;
+    s->cur = 0;
+    s->posted = 0;
+    s->buf = buf;
+    s->tmp = tmp;
+    s->esize = esize;
+    s->fn = fn;
+}
+
+static int post(ddl_sched_t *s)
+{
+    const ddl_step_t *st = &s->steps[s->cur];
+    s->nreq = 0;
+    if (st->recv_peer >= 0) {
+        char *dst = st->combine == DDL_COMBINE_NONE ? s->buf + st->recv_off * s->esize : s->tmp;
+        if (MPI_Irecv(dst, (int)(st->recv_n * s->esize), MPI_BYTE, st->recv_peer, s->tag, s->comm,
+                      &s->req[s->nreq++]) != MPI_SUCCESS)
+            return DDL_ERR_MPI;
+    }
+    if (st->send_peer >= 0) {
+        if (MPI_Isend(s->buf + st->send_off * s->esize, (int)(st->send_n * s->esize), MPI_BYTE,
+                      st->send_peer, s->tag, s->comm, &s->req[s->nreq++]) != MPI_SUCCESS)
+            return DDL_ERR_MPI;
+    }
+    s->posted = 1;
+    return 0;
+}
+
+int ddl_sched_progress(ddl_sched_t *s)
+{
+    while (s->cur < s->nsteps) {
+        if (!s->posted && post(s) != 0)
+            return DDL_ERR_MPI;
+        int done = 1;
+        if (s->nreq && MPI_Testall(s->nreq, s->req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return DDL_ERR_MPI;
+        if (!done)
+            return 0;
+        const ddl_step_t *st = &s->steps[s->cur];
+        char *dst = s->buf + st->recv_off * s->esize;
+        if (st->combine == DDL_COMBINE_RECV_FIRST)
+            s->fn(dst, s->tmp, dst, st->recv_n);
+        else if (st->combine == DDL_COMBINE_RECV_SECOND)
+            s->fn(dst, dst, s->tmp, st->recv_n);
+        s->cur++;
+        s->posted = 0;
+    }
+    return 1;
+}
+
+int ddl_sched_waiting_for(const ddl_sched_t *s)
+{
+    if (s->cur >= s->nsteps)
+        return -1;
+    const ddl_step_t *st = &s->steps[s->cur];
+    return st->recv_peer >= 0 ? st->recv_peer : st->send_peer;
+}

@@ -1,0 +1,57 @@
+/* Inter-node allreduce of one chunk among the ranks of a lane, as a list of
+ * steps (send, receive, combine) that an executor progresses without blocking,
+ * so that two chunks can be in flight while the node reduces the next one.
+ * Each algorithm only builds its step list (inter_ring.c, inter_rd.c). */
+#ifndef DDL_STEPS_H
+#define DDL_STEPS_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "ddl.h"
+#include "reduce.h"
+
+typedef enum {
+    DDL_COMBINE_NONE = 0,
+    DDL_COMBINE_RECV_FIRST,  /* buf = op(received, buf): the sender holds the lower ranks */
+    DDL_COMBINE_RECV_SECOND, /* buf = op(buf, received) */
+} ddl_combine_t;
+
+/* Offsets and lengths in elements of the chunk; a peer of -1 means no transfer. */
+typedef struct {
+    int send_peer;
+    size_t send_off, send_n;
+    int recv_peer;
+    size_t recv_off, recv_n;
+    ddl_combine_t combine; /* NONE: receive into buf; else into tmp, then combine */
+} ddl_step_t;
+
+/* Step counts are bounded by these for `size` ranks. */
+int ddl_ring_max_steps(int size);
+int ddl_rd_max_steps(int size);
+int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps);
+int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps);
+
+typedef struct {
+    MPI_Comm comm;
+    int tag;
+    ddl_step_t *steps; /* capacity fixed at init */
+    int nsteps, cur, posted;
+    char *buf, *tmp;
+    size_t esize;
+    ddl_reduce_fn_t fn;
+    MPI_Request req[2];
+    int nreq;
+} ddl_sched_t;
+
+ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps);
+void ddl_sched_fini(ddl_sched_t *s);
+/* Take over a built step list on buf (with tmp as large as any receive). */
+void ddl_sched_start(ddl_sched_t *s, int nsteps, void *buf, void *tmp, size_t esize, ddl_reduce_fn_t fn);
+/* Advance as far as possible without blocking: 1 when done, 0 while in flight,
+ * or a negative ddl_status_t. */
+int ddl_sched_progress(ddl_sched_t *s);
+/* The lane rank the current step waits for (-1 when none). */
+int ddl_sched_waiting_for(const ddl_sched_t *s);
+
+#endif

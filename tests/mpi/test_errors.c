@@ -1,0 +1,94 @@
+/* Bad input: every invalid argument returns an error code with a message, and
+ * the communicator keeps working afterwards. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddl.h"
+
+static int failures;
+
+#define EXPECT(call, status, text)                                                                 \
+    do {                                                                                           \
+        ddl_status_t got_ = (call);                                                                \
+        if (got_ != (status) || !strstr(ddl_last_error(), (text))) {                               \
+            fprintf(stderr, "FAIL %s:%d: %s returned %d (%s), expected %d with '%s'\n", __FILE__,  \
+                    __LINE__, #call, got_, ddl_last_error(), (status), (text));                    \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    ddl_config_t cfg;
+    ddl_comm_t *comm;
+    if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &comm) != DDL_OK) {
+        fprintf(stderr, "set-up failed: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ddl_comm_info_t info;
+    ddl_comm_info(comm, &info);
+    float buf[64] = {0};
+    int owner = info.role == DDL_ROLE_OWNER;
+
+    /* Local checks: no rank enters a collective, so each can fail alone. */
+    EXPECT(ddl_allreduce(buf, buf, -1, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "negative");
+    EXPECT(ddl_allreduce(buf, buf, 4, (ddl_dtype_t)42, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "datatype 42");
+    EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, (ddl_redop_t)-3, comm), DDL_ERR_INVALID_ARG, "op -3");
+    if (owner) {
+        EXPECT(ddl_allreduce(buf, NULL, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "recvbuf is NULL");
+        EXPECT(ddl_allreduce(NULL, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "sendbuf is NULL");
+    }
+    EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL), DDL_ERR_INVALID_ARG, "not a live");
+    EXPECT(ddl_free(comm, buf), DDL_ERR_INVALID_ARG, "not returned by ddl_malloc");
+    if (owner) {
+        void *p;
+        EXPECT(ddl_malloc(comm, (size_t)1 << 62, &p), DDL_ERR_NO_MEMORY, "DDL_HEAP_SIZE");
+    }
+    if (ddl_serve(comm) == DDL_OK) {
+        fprintf(stderr, "FAIL: ddl_serve succeeded in collective mode\n");
+        failures++;
+    }
+
+    /* DDL_CHECK=1: a mismatch is reported on every rank instead of corrupting memory. */
+    setenv("DDL_CHECK", "1", 1);
+    ddl_comm_t *checked;
+    if (ddl_comm_create(MPI_COMM_WORLD, &cfg, &checked) != DDL_OK) {
+        fprintf(stderr, "set-up with DDL_CHECK failed: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int64_t count = info.rank == info.size - 1 ? 7 : 8;
+    EXPECT(ddl_allreduce(buf, buf, count, DDL_DTYPE_F32, DDL_REDOP_SUM, checked), DDL_ERR_MISMATCH, "count 7");
+    EXPECT(ddl_allreduce(buf, buf, 8, info.rank == 0 ? DDL_DTYPE_F64 : DDL_DTYPE_F32, DDL_REDOP_SUM, checked),
+           DDL_ERR_MISMATCH, "double");
+    /* Still usable after the reports. */
+    for (int i = 0; i < 8; i++)
+        buf[i] = 1;
+    EXPECT(ddl_allreduce(buf, buf, 8, DDL_DTYPE_F32, DDL_REDOP_SUM, checked), DDL_OK, "");
+    if (owner && buf[3] != (float)info.owner_size) {
+        fprintf(stderr, "FAIL: after the checks, sum is %g, expected %d\n", buf[3], info.owner_size);
+        failures++;
+    }
+    ddl_comm_destroy(checked);
+
+    /* A destroyed communicator is refused, not used. */
+    ddl_comm_destroy(comm);
+    EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "not a live");
+    EXPECT(ddl_comm_destroy(comm), DDL_ERR_INVALID_ARG, "not a live");
+
+    /* A layout that does not fit fails on every rank with the reason. */
+    ddl_config_t bad = cfg;
+    bad.lanes = info.size + 1;
+    ddl_comm_t *none = NULL;
+    EXPECT(ddl_comm_create(MPI_COMM_WORLD, &bad, &none), DDL_ERR_LAYOUT, "do not divide");
+
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (info.rank == 0)
+        printf("error handling: %d failures\n", total);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}

@@ -1,0 +1,122 @@
+/* The inter-node algorithms' step lists, executed by P simulated ranks with
+ * buffered point-to-point messages: every rank must end with the full
+ * reduction, bit-identical, for any rank count and any count. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce.h"
+#include "steps.h"
+
+#define MAXP 12
+#define MAXN 300
+
+typedef struct {
+    int used;
+    size_t n;
+    float data[MAXN];
+} msg_t;
+
+static msg_t queue[MAXP][MAXP][8]; /* [src][dst] FIFO of at most 8 messages */
+static int qhead[MAXP][MAXP], qtail[MAXP][MAXP];
+
+typedef int (*build_fn)(int rank, int size, size_t n, ddl_step_t *steps);
+
+static void simulate(build_fn build, int P, size_t n, float (*bufs)[MAXN])
+{
+    ddl_step_t steps[MAXP][2 * MAXP + 4];
+    int nsteps[MAXP], cur[MAXP], sent[MAXP];
+    memset(qhead, 0, sizeof(qhead));
+    memset(qtail, 0, sizeof(qtail));
+    for (int r = 0; r < P; r++) {
+        nsteps[r] = build(r, P, n, steps[r]);
+        cur[r] = sent[r] = 0;
+    }
+    ddl_reduce_fn_t sum = ddl_reduce_fn(DDL_DTYPE_F32, DDL_REDOP_SUM);
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int r = 0; r < P; r++) {
+            if (cur[r] == nsteps[r])
+                continue;
+            ddl_step_t *st = &steps[r][cur[r]];
+            if (!sent[r] && st->send_peer >= 0) {
+                msg_t *m = &queue[r][st->send_peer][qtail[r][st->send_peer]++ % 8];
+                m->n = st->send_n;
+                memcpy(m->data, bufs[r] + st->send_off, st->send_n * sizeof(float));
+                sent[r] = 1;
+                progress = 1;
+            }
+            if (st->recv_peer >= 0) {
+                int s = st->recv_peer;
+                if (qhead[s][r] == qtail[s][r])
+                    continue; /* not arrived yet */
+                msg_t *m = &queue[s][r][qhead[s][r]++ % 8];
+                ck_assert_uint_eq(m->n, st->recv_n);
+                float *dst = bufs[r] + st->recv_off;
+                if (st->combine == DDL_COMBINE_NONE)
+                    memcpy(dst, m->data, m->n * sizeof(float));
+                else if (st->combine == DDL_COMBINE_RECV_FIRST)
+                    sum(dst, m->data, dst, m->n);
+                else
+                    sum(dst, dst, m->data, m->n);
+            }
+            cur[r]++;
+            sent[r] = 0;
+            progress = 1;
+        }
+    }
+    for (int r = 0; r < P; r++)
+        ck_assert_msg(cur[r] == nsteps[r], "P=%d n=%zu: rank %d stuck at step %d of %d", P, n, r, cur[r], nsteps[r]);
+}
+
+static void check_algo(build_fn build, int (*max_steps)(int))
+{
+    static float bufs[MAXP][MAXN];
+    size_t counts[] = {0, 1, 2, 5, 11, 17, 100, 299};
+    for (int P = 1; P <= MAXP; P++) {
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            size_t n = counts[c];
+            double expect[MAXN] = {0};
+            for (int r = 0; r < P; r++)
+                for (size_t i = 0; i < n; i++) {
+                    /* Values whose float sum depends on the order: bit-identity is tested. */
+                    bufs[r][i] = (float)((r * 7 + (int)i * 13) % 19) * 0.1f + (r == 0 ? 1e7f : 0);
+                    expect[i] += bufs[r][i];
+                }
+            simulate(build, P, n, bufs);
+            int steps = build(0, P, n, (ddl_step_t[2 * MAXP + 4]){0});
+            ck_assert_int_le(steps, max_steps(P));
+            for (size_t i = 0; i < n; i++) {
+                for (int r = 1; r < P; r++)
+                    ck_assert_msg(memcmp(&bufs[r][i], &bufs[0][i], sizeof(float)) == 0,
+                                  "P=%d n=%zu element %zu: rank %d has %.9g, rank 0 %.9g", P, n, i, r, bufs[r][i],
+                                  bufs[0][i]);
+                double err = bufs[0][i] - expect[i];
+                ck_assert_msg(err < 8 && err > -8, "P=%d n=%zu element %zu: %.9g, expected %.9g", P, n, i,
+                              bufs[0][i], expect[i]);
+            }
+        }
+    }
+}
+
+START_TEST(test_ring) { check_algo(ddl_ring_build, ddl_ring_max_steps); }
+END_TEST
+
+START_TEST(test_recursive_doubling) { check_algo(ddl_rd_build, ddl_rd_max_steps); }
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sched");
+    TCase *tc = tcase_create("sched");
+    tcase_add_test(tc, test_ring);
+    tcase_add_test(tc, test_recursive_doubling);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
