@@ -30,7 +30,7 @@ typedef struct {
 typedef struct {
     size_t bytes, count;
     double oop_us, ip_us, mpi_us;
-    long wrong;
+    long oop_wrong, ip_wrong;
 } row_t;
 
 static const char *const dtype_names[] = {"float", "double", "half", "bfloat16", "int8", "uint8",
@@ -223,12 +223,12 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
     size_t count = row->count;
     uint64_t seed = count * 7919 + 1;
     int owner = b->info.role == DDL_ROLE_OWNER;
-    row->wrong = 0;
+    row->oop_wrong = row->ip_wrong = 0;
     row->oop_us = row->ip_us = row->mpi_us = -1;
     if (o->mode != MODE_MPI && !(b->serve && !owner)) {
         fill(b, o, count, 0, seed);
         row->oop_us = time_calls(b, o, count, 0, 0, err);
-        row->wrong += count_wrong(b, o, count, seed);
+        row->oop_wrong = count_wrong(b, o, count, seed);
         fill(b, o, count, 1, seed);
         row->ip_us = time_calls(b, o, count, 1, 0, err);
         /* In-place calls reduce their own results: check one call on fresh data. */
@@ -236,7 +236,7 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
         if (ddl_allreduce(owner ? DDL_IN_PLACE : NULL, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op,
                           b->comm) != DDL_OK)
             *err = 1;
-        row->wrong += count_wrong(b, o, count, seed);
+        row->ip_wrong = count_wrong(b, o, count, seed);
     }
     MPI_Datatype mt;
     MPI_Op mo;
@@ -271,8 +271,8 @@ static void print_row(const row_t *r, const opts_t *o, int n)
     double algi = r->ip_us > 0 ? (double)r->bytes / r->ip_us / 1e3 : 0;
     printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[o->dtype], op_names[o->op], -1);
     if (r->oop_us >= 0)
-        printf("%9.1f %8.2f %8.2f %6s %9.1f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, "-", r->ip_us, algi,
-               algi * factor, r->wrong);
+        printf("%9.1f %8.2f %8.2f %6ld %9.1f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, r->oop_wrong, r->ip_us,
+               algi, algi * factor, r->ip_wrong);
     else
         printf("%9s %8s %8s %6s %9s %8s %8s %6s ", "-", "-", "-", "-", "-", "-", "-", "-");
     if (r->mpi_us >= 0)
@@ -304,9 +304,9 @@ static void write_json(const char *path, const bench_t *b, const opts_t *o, cons
         double bw = r->oop_us > 0 ? (double)r->bytes / r->oop_us / 1e3 : 0;
         double mbw = r->mpi_us > 0 ? (double)r->bytes / r->mpi_us / 1e3 : 0;
         fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
-                   "\"inplace_time_us\": %.3f, \"wrong\": %ld, \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, "
-                   "\"speedup\": %.4f}%s\n", r->bytes, r->count, r->oop_us, bw, bw * factor, r->ip_us, r->wrong,
-                r->mpi_us, mbw * factor, r->mpi_us > 0 && r->oop_us > 0 ? r->mpi_us / r->oop_us : 0,
+                   "\"inplace_time_us\": %.3f, \"wrong\": %ld, \"inplace_wrong\": %ld, \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, "
+                   "\"speedup\": %.4f}%s\n", r->bytes, r->count, r->oop_us, bw, bw * factor, r->ip_us, r->oop_wrong,
+                r->ip_wrong, r->mpi_us, mbw * factor, r->mpi_us > 0 && r->oop_us > 0 ? r->mpi_us / r->oop_us : 0,
                 i + 1 < nrows ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
@@ -381,7 +381,7 @@ int main(int argc, char **argv)
     long wrong = 0;
     double busbw_sum = 0;
     for (int i = 0; i < nrows; i++) {
-        wrong += rows[i].wrong;
+        wrong += rows[i].oop_wrong + rows[i].ip_wrong;
         int n = b.info.owner_size;
         if (rows[i].oop_us > 0)
             busbw_sum += (double)rows[i].bytes / rows[i].oop_us / 1e3 * (n > 1 ? 2.0 * (n - 1) / n : 1.0);

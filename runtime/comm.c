@@ -386,6 +386,8 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(gather_names(c), st, fail);
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
+    if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)
+        c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
     if (live_add(c) != 0) {
         st = ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
         goto fail;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "algo.h"
 #include "log.h"
@@ -31,9 +32,9 @@ static const ddl_param_t params[] = {
      "allreduce algorithm: auto chooses by message size (see DDL_MPI_THRESHOLD)"},
     {"DDL_LANE_ALGO", DDL_PARAM_ENUM, "auto", ddl_inter_algo_names, 0, 0,
      "inter-node algorithm of each lane: auto chooses by chunk size (see DDL_RD_THRESHOLD)"},
-    {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "128K", NULL, 0, 0,
+    {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
-     "owners (measured crossover on a 2-core host; see bench/RESULTS.md)"},
+     "owners; auto: 512 on one node, 1M across nodes (measured crossovers, bench/RESULTS.md)"},
     {"DDL_RD_THRESHOLD", DDL_PARAM_SIZE, "64K", NULL, 0, 0,
      "with DDL_LANE_ALGO=auto, lane chunks below this many bytes use recursive doubling, larger "
      "ones the ring"},
@@ -146,7 +147,10 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
     DDL_CHECK_GOTO(ddl_param_bool("DDL_CHECK", &s->check), st, out);
     DDL_CHECK_GOTO(ddl_param_enum("DDL_ALGO", &s->algo), st, out);
     DDL_CHECK_GOTO(ddl_param_enum("DDL_LANE_ALGO", &s->lane_algo), st, out);
-    DDL_CHECK_GOTO(ddl_param_size("DDL_MPI_THRESHOLD", &s->mpi_threshold), st, out);
+    if (strcasecmp(ddl_param_string("DDL_MPI_THRESHOLD"), "auto") == 0)
+        s->mpi_threshold = DDL_THRESHOLD_AUTO;
+    else
+        DDL_CHECK_GOTO(ddl_param_size("DDL_MPI_THRESHOLD", &s->mpi_threshold), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_RD_THRESHOLD", &s->rd_threshold), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_CHUNK_SIZE", &s->chunk_size), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_STAGE_SIZE", &s->stage_size), st, out);

@@ -36,13 +36,20 @@ ddl_status_t ddl_param_seconds(const char *name, double *out);
 ddl_status_t ddl_param_enum(const char *name, int *out);
 ddl_status_t ddl_param_bool(const char *name, int *out);
 
+#define DDL_THRESHOLD_AUTO ((size_t)-1)
+/* The crossovers measured with ddl-bench on a 2-core host (bench/RESULTS.md):
+ * on one node the shared-memory lane path wins from about 512 bytes; across
+ * nodes the paper's lanes lose to plain MPI below about 1 MiB. */
+#define DDL_MPI_THRESHOLD_ONE_NODE 512
+#define DDL_MPI_THRESHOLD_NODES (1u << 20)
+
 /* Collective-path settings, read once per communicator. */
 typedef struct {
     double timeout;        /* DDL_TIMEOUT, seconds */
     int check;             /* DDL_CHECK */
     int algo;              /* DDL_ALGO: ddl_algo_id_t */
     int lane_algo;         /* DDL_LANE_ALGO: ddl_inter_algo_id_t */
-    size_t mpi_threshold;  /* DDL_MPI_THRESHOLD */
+    size_t mpi_threshold;  /* DDL_MPI_THRESHOLD, or DDL_THRESHOLD_AUTO */
     size_t rd_threshold;   /* DDL_RD_THRESHOLD */
     size_t chunk_size;     /* DDL_CHUNK_SIZE */
     size_t stage_size;     /* DDL_STAGE_SIZE */

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Shared by the MPI test scripts: how to launch ranks, and the checks that no
+# shared-memory segment or process is left behind.
+set -u
+top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_srcdir=${top_srcdir:-$top_builddir}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# More ranks than the 2 cores here: oversubscribe, and let Open MPI yield.
+MPIRUN="mpirun --oversubscribe --bind-to none"
+export DDL_DEBUG=${DDL_DEBUG:-WARN}
+
+shm_segments() { ls /dev/shm 2>/dev/null | grep "^ddl-$(id -u)-" || true; }
+
+# Fail when this test left a segment in /dev/shm.
+check_shm_clean() {
+    local left
+    left=$(shm_segments)
+    if [ -n "$left" ]; then
+        echo "FAIL: shared-memory segments left in /dev/shm: $left"
+        return 1
+    fi
+}
+
+fail_count=0
+pass_count=0
+pass() { pass_count=$((pass_count + 1)); echo "PASS: $*"; }
+fail() { fail_count=$((fail_count + 1)); echo "FAIL: $*"; }
+finish() {
+    echo "$pass_count passed, $fail_count failed"
+    [ "$fail_count" -eq 0 ]
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# ddl_allreduce on every layout (nodes x GPUs x lanes, nodes emulated with
+# DDL_NODE_SIZE), both helper modes, all types, ops, counts and buffer kinds.
+. "$(dirname "$0")/lib.sh"
+prog=$top_builddir/tests/mpi/ddl-test-allreduce
+before=$(shm_segments)
+
+# nodes gpus lanes helpers extra-environment
+layouts="
+1 1 1 collective DDL_ALGO=lane
+1 2 2 collective DDL_ALGO=lane
+1 2 2 serve      DDL_ALGO=lane
+2 1 2 collective DDL_ALGO=lane
+2 1 2 serve      DDL_ALGO=lane
+2 2 2 collective DDL_ALGO=lane
+2 2 2 serve      DDL_ALGO=lane
+3 1 2 serve      DDL_ALGO=lane
+3 2 1 collective DDL_ALGO=lane
+3 2 1 collective DDL_ALGO=lane:DDL_LANE_ALGO=rd
+2 2 1 collective DDL_ALGO=auto
+"
+while read -r nodes gpus lanes helpers extra; do
+    [ -n "$nodes" ] || continue
+    ranks=$((nodes * gpus * lanes))
+    # Small chunks and stage: many pipeline steps and staging rounds per call.
+    envs="DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers DDL_CHUNK_SIZE=64K \
+DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')"
+    label="$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra"
+    if env $envs timeout 600 $MPIRUN -n $ranks "$prog"; then
+        pass "$label"
+    else
+        fail "$label (env $envs)"
+    fi
+done <<< "$layouts"
+[ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
+finish

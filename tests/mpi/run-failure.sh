@@ -1,0 +1,61 @@
+#!/bin/bash
+# A rank that stalls (SIGSTOP) or dies (SIGKILL) in the middle of a long
+# allreduce: the job ends within a short DDL_TIMEOUT with a message naming the
+# rank, no process is left, and /dev/shm is clean.
+. "$(dirname "$0")/lib.sh"
+prog=$top_builddir/tests/mpi/ddl-test-failure
+TIMEOUT_S=3
+
+# run_case SIGNAL VICTIM EXPECTED-TEXT
+run_case() {
+    local sig=$1 victim=$2 expect=$3
+    local dir log pid start end elapsed victim_pid rc
+    dir=$(mktemp -d)
+    log=$dir/log
+    # 2 nodes x 1 GPU x 2 lanes: rank 3 is node 1's helper, lane peer of rank 1.
+    DDL_TEST_PIDDIR=$dir DDL_TIMEOUT=$TIMEOUT_S DDL_LANES=2 DDL_NODE_SIZE=2 DDL_ALGO=lane \
+        timeout 120 $MPIRUN -n 4 "$prog" > "$log" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+        [ "$(ls "$dir"/rank.*.pid 2>/dev/null | wc -l)" -eq 4 ] && break
+        sleep 0.1
+    done
+    sleep 1 # in the middle of the allreduce stream
+    victim_pid=$(cat "$dir/rank.$victim.pid" 2>/dev/null)
+    if [ -z "$victim_pid" ]; then
+        fail "SIG$sig: the ranks did not start"; cat "$log"; kill "$pid" 2>/dev/null; wait "$pid"; rm -rf "$dir"; return
+    fi
+    start=$(date +%s.%N)
+    kill -"$sig" "$victim_pid"
+    wait "$pid"
+    rc=$?
+    end=$(date +%s.%N)
+    elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    sed 's/^/    | /' "$log" | grep -v '^    | *$' | head -20
+    if [ "$rc" -eq 0 ]; then
+        fail "SIG$sig of rank $victim: mpirun exited 0"
+    elif awk -v e="$elapsed" -v t="$TIMEOUT_S" 'BEGIN { exit !(e > t + 15) }'; then
+        fail "SIG$sig of rank $victim: the job took ${elapsed}s to end (DDL_TIMEOUT=$TIMEOUT_S)"
+    elif [ -n "$expect" ] && ! grep -q "$expect" "$log"; then
+        fail "SIG$sig of rank $victim: no message matching '$expect'"
+    else
+        pass "SIG$sig of rank $victim: job ended in ${elapsed}s with rc $rc"
+    fi
+    # mpirun has returned; its ranks must be gone within a few seconds.
+    for f in "$dir"/rank.*.pid; do
+        p=$(cat "$f")
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$p" 2>/dev/null; then
+            fail "rank pid $p still running 5 s after the job"; kill -9 "$p" 2>/dev/null
+        fi
+    done
+    rm -rf "$dir"
+}
+
+before=$(shm_segments)
+# A stalled helper: its lane peer times out naming it, the node's ranks stop.
+run_case STOP 3 "timed out.*rank 3"
+# A killed rank: the job ends, nothing hangs.
+run_case KILL 1 ""
+if [ "$(shm_segments)" != "$before" ]; then fail "segments left in /dev/shm: $(shm_segments)"; else pass "/dev/shm clean"; fi
+finish

@@ -1,0 +1,48 @@
+/* A long stream of large allreduces for the failure test: each rank writes its
+ * pid to $DDL_TEST_PIDDIR/rank.N.pid, and on an error prints the runtime's
+ * message and aborts the job. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ddl.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    ddl_config_t cfg;
+    ddl_comm_t *comm;
+    if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &comm) != DDL_OK) {
+        fprintf(stderr, "set-up failed: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ddl_comm_info_t info;
+    ddl_comm_info(comm, &info);
+    const char *dir = getenv("DDL_TEST_PIDDIR");
+    if (dir) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/rank.%d.pid", dir, info.rank);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+    size_t count = 8u << 20;
+    float *buf = NULL;
+    if (info.role == DDL_ROLE_OWNER && ddl_malloc(comm, count * sizeof(float), (void **)&buf) != DDL_OK)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    double end = MPI_Wtime() + 120;
+    while (MPI_Wtime() < end) {
+        ddl_status_t st = ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
+        if (st != DDL_OK) {
+            fprintf(stderr, "rank %d: ddl_allreduce: %s: %s\n", info.rank, ddl_status_string(st), ddl_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+    ddl_comm_destroy(comm);
+    MPI_Finalize();
+    return 0;
+}
