@@ -1,0 +1,18 @@
+#!/bin/bash
+# Set up the machine and run every test: check unit tests, then the MPI
+# integration tests (real Open MPI ranks, emulated nodes), through make check.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh || exit 1
+start=$(date +%s)
+make -j1 check
+rc=$?
+for log in tests/unit/*.log tests/mpi/*.log; do
+    [ -f "$log" ] || continue
+    case "$log" in *test-suite.log) continue ;; esac
+    if grep -q '^FAIL' "$log" 2>/dev/null || grep -q 'Failures: [1-9]' "$log" 2>/dev/null; then
+        echo "==== $log"; cat "$log"
+    fi
+done
+echo "tests took $(( $(date +%s) - start )) s"
+exit $rc
