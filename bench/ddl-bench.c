@@ -154,38 +154,83 @@ typedef struct {
     void *send, *recv;
 } bench_t;
 
-/* The slowest owner's median of per-call times, in microseconds. */
-static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, int use_mpi, int *err)
+static ddl_status_t call_ddl(bench_t *b, const opts_t *o, size_t count, int inplace)
+{
+    int owner = b->info.role == DDL_ROLE_OWNER;
+    const void *s = owner ? (inplace ? DDL_IN_PLACE : b->send) : NULL;
+    return ddl_allreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm);
+}
+
+/* The slowest owner's median of per-call times in microseconds, for ddl (and,
+ * when mpi_us is given, for the MPI baseline in the same loop: the two calls
+ * alternate, so that both see the same machine). */
+static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, double *mpi_us, int *err)
 {
     long total = o->warmup + o->iters;
-    double *samples = calloc((size_t)o->iters, sizeof(double));
+    double *ddl_t = calloc((size_t)o->iters, sizeof(double)), *mpi_t = calloc((size_t)o->iters, sizeof(double));
     int owner = b->info.role == DDL_ROLE_OWNER;
     MPI_Datatype mt = MPI_BYTE;
     MPI_Op mo = MPI_OP_NULL;
-    if (use_mpi)
-        mpi_baseline_args(o->dtype, o->op, &mt, &mo);
+    int with_mpi = mpi_us && owner && mpi_baseline_args(o->dtype, o->op, &mt, &mo) == 0;
     for (long it = 0; it < total; it++) {
-        if (owner)
-            MPI_Barrier(b->owners);
-        double t0 = MPI_Wtime();
-        if (use_mpi) {
-            MPI_Allreduce(inplace ? MPI_IN_PLACE : b->send, b->recv, (int)count, mt, mo, b->owners);
-        } else {
-            const void *s = owner ? (inplace ? DDL_IN_PLACE : b->send) : NULL;
-            ddl_status_t st = ddl_allreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm);
+        double t[4] = {0, 0, 0, 0};
+        /* Odd iterations run the baseline first: neither goes first always. */
+        int mpi_slot = (int)(it & 1);
+        for (int k = 0; k < 2; k++) {
+            if (k == mpi_slot) {
+                if (!with_mpi)
+                    continue;
+                MPI_Barrier(b->owners);
+                t[2] = MPI_Wtime();
+                MPI_Allreduce(inplace ? MPI_IN_PLACE : b->send, b->recv, (int)count, mt, mo, b->owners);
+                t[3] = MPI_Wtime();
+                continue;
+            }
+            if (owner)
+                MPI_Barrier(b->owners);
+            t[0] = MPI_Wtime();
+            ddl_status_t st = call_ddl(b, o, count, inplace);
+            t[1] = MPI_Wtime();
             if (st != DDL_OK && !*err) {
                 fprintf(stderr, "ddl-bench: rank %d: ddl_allreduce: %s: %s\n", b->info.rank, ddl_status_string(st),
                         ddl_last_error());
                 *err = 1;
             }
         }
-        if (it >= o->warmup)
-            samples[it - o->warmup] = MPI_Wtime() - t0;
+        if (it >= o->warmup) {
+            ddl_t[it - o->warmup] = t[1] - t[0];
+            mpi_t[it - o->warmup] = t[3] - t[2];
+        }
     }
-    double med = bench_median(samples, (size_t)o->iters) * 1e6, worst = med;
+    double med[2] = {bench_median(ddl_t, (size_t)o->iters) * 1e6, bench_median(mpi_t, (size_t)o->iters) * 1e6};
+    double worst[2] = {med[0], med[1]};
     if (owner)
-        MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, b->owners);
-    free(samples);
+        MPI_Allreduce(med, worst, 2, MPI_DOUBLE, MPI_MAX, b->owners);
+    if (mpi_us)
+        *mpi_us = with_mpi ? worst[1] : -1;
+    free(ddl_t);
+    free(mpi_t);
+    return worst[0];
+}
+
+/* The MPI baseline alone (-m mpi). */
+static double time_mpi(bench_t *b, const opts_t *o, size_t count)
+{
+    MPI_Datatype mt;
+    MPI_Op mo;
+    if (b->info.role != DDL_ROLE_OWNER || mpi_baseline_args(o->dtype, o->op, &mt, &mo) != 0)
+        return -1;
+    double *t = calloc((size_t)o->iters, sizeof(double));
+    for (long it = 0; it < o->warmup + o->iters; it++) {
+        MPI_Barrier(b->owners);
+        double t0 = MPI_Wtime();
+        MPI_Allreduce(b->send, b->recv, (int)count, mt, mo, b->owners);
+        if (it >= o->warmup)
+            t[it - o->warmup] = MPI_Wtime() - t0;
+    }
+    double med = bench_median(t, (size_t)o->iters) * 1e6, worst;
+    MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, b->owners);
+    free(t);
     return worst;
 }
 
@@ -225,24 +270,26 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
     int owner = b->info.role == DDL_ROLE_OWNER;
     row->oop_wrong = row->ip_wrong = 0;
     row->oop_us = row->ip_us = row->mpi_us = -1;
-    if (o->mode != MODE_MPI && !(b->serve && !owner)) {
+    if (o->mode != MODE_MPI) {
+        /* Out-of-place, alternating with the MPI baseline; the MPI calls write
+         * the same result into recv, and the check below runs ddl once more. */
         fill(b, o, count, 0, seed);
-        row->oop_us = time_calls(b, o, count, 0, 0, err);
+        row->oop_us = time_calls(b, o, count, 0, o->mode == MODE_BOTH ? &row->mpi_us : NULL, err);
+        if (owner)
+            ddl_ref_poison(b->recv, count * ddl_dtype_size(o->dtype));
+        if (call_ddl(b, o, count, 0) != DDL_OK)
+            *err = 1;
         row->oop_wrong = count_wrong(b, o, count, seed);
         fill(b, o, count, 1, seed);
-        row->ip_us = time_calls(b, o, count, 1, 0, err);
+        row->ip_us = time_calls(b, o, count, 1, NULL, err);
         /* In-place calls reduce their own results: check one call on fresh data. */
         fill(b, o, count, 1, seed);
-        if (ddl_allreduce(owner ? DDL_IN_PLACE : NULL, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op,
-                          b->comm) != DDL_OK)
+        if (call_ddl(b, o, count, 1) != DDL_OK)
             *err = 1;
         row->ip_wrong = count_wrong(b, o, count, seed);
-    }
-    MPI_Datatype mt;
-    MPI_Op mo;
-    if (o->mode != MODE_DDL && owner && mpi_baseline_args(o->dtype, o->op, &mt, &mo) == 0) {
+    } else if (owner) {
         fill(b, o, count, 0, seed);
-        row->mpi_us = time_calls(b, o, count, 0, 1, err);
+        row->mpi_us = time_mpi(b, o, count);
     }
     if (!b->serve)
         rest_barrier(MPI_COMM_WORLD);
@@ -271,12 +318,12 @@ static void print_row(const row_t *r, const opts_t *o, int n)
     double algi = r->ip_us > 0 ? (double)r->bytes / r->ip_us / 1e3 : 0;
     printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[o->dtype], op_names[o->op], -1);
     if (r->oop_us >= 0)
-        printf("%9.1f %8.2f %8.2f %6ld %9.1f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, r->oop_wrong, r->ip_us,
+        printf("%9.2f %8.2f %8.2f %6ld %9.2f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, r->oop_wrong, r->ip_us,
                algi, algi * factor, r->ip_wrong);
     else
         printf("%9s %8s %8s %6s %9s %8s %8s %6s ", "-", "-", "-", "-", "-", "-", "-", "-");
     if (r->mpi_us >= 0)
-        printf("%9.1f ", r->mpi_us);
+        printf("%9.2f ", r->mpi_us);
     else
         printf("%9s ", "-");
     if (r->mpi_us > 0 && r->oop_us > 0)

@@ -2,7 +2,6 @@
  * the node's shared memory. */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,51 +11,12 @@
 #include "lanemap.h"
 #include "log.h"
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static ddl_comm_t **live;
-static size_t nlive, cap_live;
+/* A destroyed communicator keeps its (small) struct, marked dead, so that a
+ * later call with it is refused instead of reading freed memory. */
+#define DDL_COMM_LIVE 0x64646c4cu
+#define DDL_COMM_DEAD 0x64656164u
 
-static int live_add(ddl_comm_t *c)
-{
-    pthread_mutex_lock(&live_lock);
-    int rc = 0;
-    if (nlive == cap_live) {
-        size_t nc = cap_live ? 2 * cap_live : 8;
-        ddl_comm_t **p = realloc(live, nc * sizeof(*p));
-        if (p) {
-            live = p;
-            cap_live = nc;
-        } else {
-            rc = -1;
-        }
-    }
-    if (rc == 0)
-        live[nlive++] = c;
-    pthread_mutex_unlock(&live_lock);
-    return rc;
-}
-
-static void live_remove(const ddl_comm_t *c)
-{
-    pthread_mutex_lock(&live_lock);
-    for (size_t i = 0; i < nlive; i++) {
-        if (live[i] == c) {
-            live[i] = live[--nlive];
-            break;
-        }
-    }
-    pthread_mutex_unlock(&live_lock);
-}
-
-bool ddl_comm_is_live(const ddl_comm_t *c)
-{
-    bool found = false;
-    pthread_mutex_lock(&live_lock);
-    for (size_t i = 0; i < nlive && !found; i++)
-        found = (live[i] == c);
-    pthread_mutex_unlock(&live_lock);
-    return found;
-}
+bool ddl_comm_is_live(const ddl_comm_t *c) { return c && c->magic == DDL_COMM_LIVE; }
 
 ddl_status_t ddl_config_init(ddl_config_t *cfg)
 {
@@ -105,6 +65,7 @@ static void free_comm(MPI_Comm *comm)
         MPI_Comm_free(comm);
 }
 
+/* Free everything the communicator holds but its struct. */
 static void release(ddl_comm_t *c)
 {
     for (int i = 0; i < DDL_NSCHED; i++) {
@@ -132,7 +93,6 @@ static void release(ddl_comm_t *c)
     free_comm(&c->lane_comm);
     free_comm(&c->node_comm);
     free_comm(&c->world);
-    free(c);
 }
 
 /* Split the host into nodes (virtual ones when node_size > 0). */
@@ -388,15 +348,13 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
-    if (live_add(c) != 0) {
-        st = ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
-        goto fail;
-    }
+    c->magic = DDL_COMM_LIVE;
     log_lane_map(c);
     *out = c;
     return DDL_OK;
 fail:
     release(c);
+    free(c);
     return st;
 }
 
@@ -404,7 +362,7 @@ ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
 {
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_destroy: not a live communicator (destroyed already?)");
-    live_remove(c);
+    c->magic = DDL_COMM_DEAD;
     if (c->helper_mode == DDL_HELPERS_SERVE && c->info.role == DDL_ROLE_OWNER && !c->broken) {
         c->node.ctrl->slots[c->info.local_rank].req.shutdown = 1;
         ddl_node_ring(&c->node);

@@ -21,6 +21,7 @@ typedef struct {
 } ddl_private_alloc_t;
 
 struct ddl_comm {
+    uint32_t magic; /* live or dead: see ddl_comm_is_live */
     MPI_Comm world, node_comm, lane_comm, owners;
     ddl_comm_info_t info;
     ddl_helper_mode_t helper_mode;
