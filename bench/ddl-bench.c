@@ -439,6 +439,12 @@ int main(int argc, char **argv)
         if (o.json)
             write_json(o.json, &b, &o, rows, nrows);
     }
+    /* The verdict is agreed among the owners: with helpers in serve mode the
+     * helper ranks may be another program (ddl-helper), which joins no
+     * collective of ours on MPI_COMM_WORLD. */
+    int bad = (wrong > 0) || err, any = bad;
+    if (owner)
+        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, b.owners);
     if (owner && o.shared) {
         ddl_free(b.comm, b.send);
         ddl_free(b.comm, b.recv);
@@ -447,8 +453,6 @@ int main(int argc, char **argv)
         free(b.recv);
     }
     ddl_comm_destroy(b.comm);
-    int bad = (wrong > 0) || err, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
     return any ? 1 : 0;
 }

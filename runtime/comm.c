@@ -59,6 +59,27 @@ static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
     return (ddl_status_t)worst;
 }
 
+/* Settings that shape the collective must be the same on every rank, or ranks
+ * would cut messages differently and wait for each other until DDL_TIMEOUT. */
+static ddl_status_t agree_settings(ddl_comm_t *c)
+{
+    static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_RD_THRESHOLD",
+                                        "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS"};
+    enum { N = sizeof(names) / sizeof(names[0]) };
+    const ddl_settings_t *s = &c->set;
+    int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, (int64_t)s->rd_threshold,
+                           (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode};
+    int64_t ext[2 * N];
+    for (int i = 0; i < N; i++)
+        mine[N + i] = -mine[i];
+    MPI_Allreduce(mine, ext, 2 * N, MPI_INT64_T, MPI_MAX, c->world);
+    for (int i = 0; i < N; i++)
+        if (ext[i] != -ext[N + i])
+            return ddl_error(DDL_ERR_INVALID_ARG, "%s differs between ranks (this rank: %s): give every rank the "
+                             "same DDL_* environment (helpers too)", names[i], ddl_param_string(names[i]));
+    return DDL_OK;
+}
+
 static void free_comm(MPI_Comm *comm)
 {
     if (*comm != MPI_COMM_NULL)
@@ -341,6 +362,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
                        cfg->lanes, cfg->gpus_per_node, cfg->node_size, (int)cfg->helper_mode);
     c->helper_mode = cfg->helper_mode;
     DDL_CHECK_GOTO(agree(c, st), st, fail);
+    DDL_CHECK_GOTO(agree_settings(c), st, fail);
     DDL_CHECK_GOTO(make_node_comm(c, cfg->node_size), st, fail);
     DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
     DDL_CHECK_GOTO(gather_names(c), st, fail);

@@ -3,14 +3,31 @@
  * (in serve mode) and serves until they destroy it. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ddl.h"
 
+/* The owners never created a communicator: the application does not use DDL
+ * (or is not an MPI program).  Leave instead of holding the step open. */
+static void no_owners(int sig)
+{
+    (void)sig;
+    static const char msg[] = "ddl-helper: the owners did not create a ddl communicator within DDL_TIMEOUT; "
+                              "does the application call ddl_comm_create with DDL_HELPERS=serve? Exiting.\n";
+    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+    }
+    _exit(4);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1) {
+    /* Under the plugin (DDL_ROLE set) the helper runs in place of the application
+     * and gets the application's arguments: they are not ours to read. */
+    if (argc > 1 && !getenv("DDL_ROLE")) {
         int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
         fprintf(help ? stdout : stderr,
                 "usage: ddl-helper\n"
@@ -19,6 +36,11 @@ int main(int argc, char **argv)
                 "the same DDL_* environment as the application's.\n");
         return help ? 0 : 2;
     }
+    /* Until the communicator exists no DDL wait is running: bound it here. */
+    const char *t = getenv("DDL_TIMEOUT");
+    unsigned timeout = t && atoi(t) > 0 ? (unsigned)atoi(t) : 300;
+    signal(SIGALRM, no_owners);
+    alarm(timeout);
     MPI_Init(&argc, &argv);
     ddl_config_t cfg;
     ddl_comm_t *comm = NULL;
@@ -30,6 +52,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddl-helper: cannot join the communicator: %s: %s\n", ddl_status_string(st), ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    alarm(0);
     ddl_comm_info_t info;
     ddl_comm_info(comm, &info);
     if (info.role != DDL_ROLE_HELPER) {

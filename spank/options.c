@@ -1,0 +1,80 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "parse.h"
+
+#define DDL_LANES_LIMIT 1024
+
+void ddl_spank_policy_defaults(ddl_spank_policy_t *p)
+{
+    p->default_lanes = 0;
+    p->max_lanes = 16;
+    p->bind = 1;
+    p->helpers = DDL_SPANK_HELPERS_DAEMON;
+    snprintf(p->helper_path, sizeof(p->helper_path), "%s", DDL_HELPER_PATH);
+}
+
+int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *lanes, char *err, size_t errlen)
+{
+    long v;
+    if (ddl_parse_long(value, 1, DDL_LANES_LIMIT, &v) != 0) {
+        snprintf(err, errlen, "%s=%s is not a lane count: give an integer from 1 to %d", source, value ? value : "",
+                 max);
+        return -1;
+    }
+    if (v > max) {
+        snprintf(err, errlen, "%s=%ld is above this site's maximum of %d lanes per GPU", source, v, max);
+        return -1;
+    }
+    *lanes = (int)v;
+    return 0;
+}
+
+int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen)
+{
+    static const char *const helper_modes[] = {"app", "daemon", NULL};
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i], *eq = strchr(arg, '=');
+        if (!eq || eq == arg) {
+            snprintf(err, errlen, "plugstack argument '%s' is not key=value", arg);
+            return -1;
+        }
+        size_t klen = (size_t)(eq - arg);
+        const char *val = eq + 1;
+        long v;
+        int idx, bad = 0;
+        if (klen == 13 && strncmp(arg, "default_lanes", klen) == 0) {
+            bad = ddl_parse_long(val, 0, DDL_LANES_LIMIT, &v);
+            p->default_lanes = (int)v;
+        } else if (klen == 9 && strncmp(arg, "max_lanes", klen) == 0) {
+            bad = ddl_parse_long(val, 1, DDL_LANES_LIMIT, &v);
+            p->max_lanes = (int)v;
+        } else if (klen == 4 && strncmp(arg, "bind", klen) == 0) {
+            bad = ddl_parse_bool(val, &p->bind);
+        } else if (klen == 7 && strncmp(arg, "helpers", klen) == 0) {
+            bad = ddl_parse_enum(val, helper_modes, &idx);
+            p->helpers = (ddl_spank_helpers_t)idx;
+        } else if (klen == 6 && strncmp(arg, "helper", klen) == 0) {
+            /* An admin's absolute path: never a user's. */
+            bad = val[0] != '/' || strlen(val) >= sizeof(p->helper_path);
+            if (!bad)
+                snprintf(p->helper_path, sizeof(p->helper_path), "%s", val);
+        } else {
+            snprintf(err, errlen, "unknown plugstack argument '%.*s' (known: default_lanes, max_lanes, bind, "
+                     "helpers, helper)", (int)klen, arg);
+            return -1;
+        }
+        if (bad) {
+            snprintf(err, errlen, "plugstack argument '%s' has a bad value", arg);
+            return -1;
+        }
+    }
+    if (p->default_lanes > p->max_lanes) {
+        snprintf(err, errlen, "plugstack default_lanes=%d is above max_lanes=%d", p->default_lanes, p->max_lanes);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,27 @@
+/* Site policy from plugstack.conf arguments and the user's lane request, parsed
+ * by one set of functions for the --ddl-lanes option, its DDL_LANES mirror and
+ * the plugstack default.  Pure: unit-tested without Slurm. */
+#ifndef DDL_SPANK_OPTIONS_H
+#define DDL_SPANK_OPTIONS_H
+
+#include <stddef.h>
+
+typedef enum { DDL_SPANK_HELPERS_APP = 0, DDL_SPANK_HELPERS_DAEMON = 1 } ddl_spank_helpers_t;
+
+typedef struct {
+    int default_lanes; /* 0: off unless the user asks */
+    int max_lanes;
+    int bind;          /* bind each task to its planned core */
+    ddl_spank_helpers_t helpers;
+    char helper_path[512];
+} ddl_spank_policy_t;
+
+void ddl_spank_policy_defaults(ddl_spank_policy_t *p);
+/* Parse plugstack arguments "key=value": default_lanes, max_lanes, bind,
+ * helpers, helper.  Returns 0, or -1 with the offending argument named in err. */
+int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen);
+/* Parse a lane count from `source` ("--ddl-lanes", "DDL_LANES", ...): an integer
+ * from 1 to max.  Returns 0, or -1 with a message for the user in err. */
+int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *lanes, char *err, size_t errlen);
+
+#endif

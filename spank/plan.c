@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+const char *ddl_nearness_name(ddl_nearness_t near)
+{
+    static const char *const names[] = {"local", "same-package", "remote", "unknown"};
+    return names[near];
+}
+
+static ddl_nearness_t nearness(const ddl_topo_t *topo, int gpu_id, int core)
+{
+    if (gpu_id < 0 || gpu_id >= topo->ngpus || core >= topo->ncores)
+        return DDL_NEAR_UNKNOWN;
+    const ddl_topo_gpu_t *g = &topo->gpus[gpu_id];
+    if (g->local && g->local[core])
+        return DDL_NEAR_LOCAL;
+    if (g->package >= 0 && topo->core_package[core] == g->package)
+        return DDL_NEAR_PACKAGE;
+    return DDL_NEAR_ANY;
+}
+
+ddl_status_t ddl_plan_make(const ddl_topo_t *topo, const int *step_gpus, int ngpus, const int *cores, int ncores,
+                           int lanes, int ntasks, ddl_plan_t *plan, char *why, size_t whylen)
+{
+    memset(plan, 0, sizeof(*plan));
+    if (lanes < 1) {
+        snprintf(why, whylen, "--ddl-lanes=%d: give at least 1 lane per GPU", lanes);
+        return DDL_ERR_INVALID_ARG;
+    }
+    if (ngpus == 0) {
+        snprintf(why, whylen, "--ddl-lanes=%d needs GPUs, but the step has none on this node: request them with "
+                 "--gpus-per-node=N (or --gpus=N)", lanes);
+        return DDL_ERR_LAYOUT;
+    }
+    if (ntasks != ngpus * lanes) {
+        snprintf(why, whylen, "--ddl-lanes=%d with %d GPU%s on this node needs %d tasks here, the step has %d: add "
+                 "--ntasks-per-gpu=%d --cpus-per-task=1 (or ask your admin to enable the DDL cli_filter, which does "
+                 "this for you)", lanes, ngpus, ngpus > 1 ? "s" : "", ngpus * lanes, ntasks, lanes);
+        return DDL_ERR_LAYOUT;
+    }
+    if (ncores < ntasks) {
+        snprintf(why, whylen, "%d tasks (%d GPUs x %d lanes) need a core each, the step has %d core%s on this "
+                 "node: ask for --cpus-per-task=1 and enough cores, or fewer lanes", ntasks, ngpus, lanes, ncores,
+                 ncores == 1 ? "" : "s");
+        return DDL_ERR_LAYOUT;
+    }
+    plan->tasks = calloc((size_t)ntasks, sizeof(*plan->tasks));
+    unsigned char *used = calloc((size_t)ncores, 1);
+    if (!plan->tasks || !used) {
+        free(plan->tasks);
+        free(used);
+        plan->tasks = NULL;
+        snprintf(why, whylen, "out of memory");
+        return DDL_ERR_NO_MEMORY;
+    }
+    plan->lanes = lanes;
+    plan->ntasks = ntasks;
+    plan->ngpus = ngpus;
+    for (int t = 0; t < ntasks; t++) {
+        plan->tasks[t].gpu = t / lanes;
+        plan->tasks[t].lane = t % lanes;
+        plan->tasks[t].role = t % lanes == 0 ? DDL_ROLE_OWNER : DDL_ROLE_HELPER;
+        plan->tasks[t].core = -1;
+    }
+    /* Pass by pass from the nearest class outwards, each GPU takes, in GPU order,
+     * the lowest free cores of that class for its lanes still without a core; so
+     * a GPU never takes a far core while a near one of its own is free, and
+     * cores local to one GPU go to that GPU before a later GPU's remote lanes. */
+    for (int pass = DDL_NEAR_LOCAL; pass <= DDL_NEAR_UNKNOWN; pass++) {
+        for (int t = 0; t < ntasks; t++) {
+            ddl_task_plan_t *tp = &plan->tasks[t];
+            if (tp->core >= 0)
+                continue;
+            int gpu_id = step_gpus[tp->gpu];
+            for (int i = 0; i < ncores; i++) {
+                if (used[i] || (int)nearness(topo, gpu_id, cores[i]) != pass)
+                    continue;
+                used[i] = 1;
+                tp->core = cores[i];
+                tp->near = (ddl_nearness_t)pass;
+                tp->pu = cores[i] < topo->ncores ? topo->core_pu[cores[i]] : -1;
+                break;
+            }
+        }
+    }
+    free(used);
+    return DDL_OK;
+}
+
+void ddl_plan_free(ddl_plan_t *plan)
+{
+    free(plan->tasks);
+    memset(plan, 0, sizeof(*plan));
+}

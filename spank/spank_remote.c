@@ -1,0 +1,205 @@
+/* slurmstepd: plan the node once per step (user_init), then give each task its
+ * place, environment, core and, for helpers in daemon mode, the helper program
+ * (task_init, in the task as the user, before exec). */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpulist.h"
+#include "plan.h"
+#include "spank_ddl.h"
+
+#define MAX_IDS 4096
+
+static struct {
+    int active;         /* this step runs with lanes */
+    char error[512];    /* a plan that cannot be met: every task fails with it */
+    ddl_plan_t plan;
+    int nodeid, nnodes;
+    int gpu_ids[64];
+    char gpu_list[256]; /* the step's GPUs, for CUDA_VISIBLE_DEVICES */
+} remote;
+
+static int getenv_str(spank_t sp, const char *name, char *buf, int len)
+{
+    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
+}
+
+/* Lanes: --ddl-lanes, else DDL_LANES in the job's environment, else the site
+ * default.  *explicit: the user asked. */
+static int resolve_lanes(spank_t sp, int *lanes, int *explicit)
+{
+    char buf[64], err[256];
+    *explicit = 1;
+    if (ddl_spank.lanes > 0) {
+        *lanes = ddl_spank.lanes;
+        return 0;
+    }
+    if (getenv_str(sp, "DDL_LANES", buf, sizeof(buf))) {
+        if (ddl_spank_parse_lanes(buf, "DDL_LANES", ddl_spank.policy.max_lanes, lanes, err, sizeof(err)) != 0) {
+            snprintf(remote.error, sizeof(remote.error), "%s", err);
+            return -1;
+        }
+        return 0;
+    }
+    *explicit = 0;
+    *lanes = ddl_spank.policy.default_lanes;
+    return 0;
+}
+
+static int step_gpus(spank_t sp)
+{
+    char buf[256];
+    if (!getenv_str(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) && !getenv_str(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)))
+        return 0;
+    int n = ddl_cpulist_parse(buf, remote.gpu_ids, 64);
+    if (n < 0) {
+        snprintf(remote.error, sizeof(remote.error), "cannot read the step's GPUs from '%s'", buf);
+        return -1;
+    }
+    snprintf(remote.gpu_list, sizeof(remote.gpu_list), "%s", buf);
+    return n;
+}
+
+static int plan_node(spank_t sp, int lanes)
+{
+    uint32_t ntasks = 0, nodeid = 0, nnodes = 0;
+    char *cores_str = NULL;
+    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks);
+    spank_get_item(sp, S_JOB_NODEID, &nodeid);
+    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    remote.nodeid = (int)nodeid;
+    remote.nnodes = (int)nnodes;
+    int ngpus = step_gpus(sp);
+    if (ngpus < 0)
+        return -1;
+    static int cores[MAX_IDS];
+    int ncores = 0;
+    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores_str) == ESPANK_SUCCESS && cores_str)
+        ncores = ddl_cpulist_parse(cores_str, cores, MAX_IDS);
+    if (ncores < 0) {
+        snprintf(remote.error, sizeof(remote.error), "cannot read the step's cores from '%s'", cores_str);
+        return -1;
+    }
+    ddl_topo_t topo;
+    char err[256];
+    if (ddl_topo_load(NULL, &topo, err, sizeof(err)) != 0) {
+        snprintf(remote.error, sizeof(remote.error), "%s", err);
+        return -1;
+    }
+    char why[400];
+    ddl_status_t st = ddl_plan_make(&topo, remote.gpu_ids, ngpus, cores, ncores, lanes, (int)ntasks, &remote.plan,
+                                    why, sizeof(why));
+    if (st != DDL_OK)
+        snprintf(remote.error, sizeof(remote.error), "%s", why);
+    else
+        for (int t = 0; t < remote.plan.ntasks; t++) {
+            const ddl_task_plan_t *tp = &remote.plan.tasks[t];
+            slurm_verbose("ddl: node %d task %d: GPU %d (id %d) lane %d %s, core %d (%s)", remote.nodeid, t, tp->gpu,
+                          remote.gpu_ids[tp->gpu], tp->lane, tp->role == DDL_ROLE_OWNER ? "owner" : "helper",
+                          tp->core, ddl_nearness_name(tp->near));
+        }
+    ddl_topo_free(&topo);
+    return st == DDL_OK ? 0 : -1;
+}
+
+int ddl_remote_user_init(spank_t sp)
+{
+    int lanes, explicit;
+    memset(&remote, 0, sizeof(remote));
+    if (resolve_lanes(sp, &lanes, &explicit) != 0) {
+        remote.active = 1;
+        slurm_error("ddl: %s", remote.error);
+        return 0; /* each task reports it on the user's terminal (task_init) */
+    }
+    if (lanes == 0)
+        return 0;
+    if (!explicit && step_gpus(sp) <= 0)
+        return 0; /* the site default does not apply to steps without GPUs */
+    remote.active = 1;
+    if (plan_node(sp, lanes) != 0)
+        slurm_error("ddl: %s", remote.error);
+    return 0;
+}
+
+static int set_int(spank_t sp, const char *name, int v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%d", v);
+    return spank_setenv(sp, name, buf, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+static void bind_task(int task, const ddl_task_plan_t *tp)
+{
+    if (tp->pu < 0) {
+        slurm_info("ddl: warning: task %d not bound: core %d is not in this host's topology (the node claims more "
+                   "CPUs than it has)", task, tp->core);
+        return;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(tp->pu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        slurm_info("ddl: warning: task %d not bound to core %d (PU %d): %s", task, tp->core, tp->pu, strerror(errno));
+}
+
+int ddl_remote_task_init(spank_t sp)
+{
+    if (!remote.active)
+        return 0;
+    if (remote.error[0]) {
+        /* In the task, stderr reaches the user's terminal. */
+        fprintf(stderr, "ddl: %s\n", remote.error);
+        return -1;
+    }
+    int task = -1;
+    if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 || task >= remote.plan.ntasks) {
+        fprintf(stderr, "ddl: task id %d is outside the plan of %d tasks\n", task, remote.plan.ntasks);
+        return -1;
+    }
+    const ddl_task_plan_t *tp = &remote.plan.tasks[task];
+    int G = remote.plan.ngpus, owner = tp->role == DDL_ROLE_OWNER, daemon = ddl_spank.policy.helpers == DDL_SPANK_HELPERS_DAEMON;
+    int rc = 0;
+    rc |= set_int(sp, "DDL_LANES", remote.plan.lanes);
+    rc |= set_int(sp, "DDL_LANE", tp->lane);
+    rc |= set_int(sp, "DDL_GPU", tp->gpu);
+    rc |= set_int(sp, "DDL_GPU_ID", remote.gpu_ids[tp->gpu]);
+    rc |= set_int(sp, "DDL_GPUS_PER_NODE", G);
+    rc |= set_int(sp, "DDL_NODE", remote.nodeid);
+    rc |= set_int(sp, "DDL_NNODES", remote.nnodes);
+    rc |= set_int(sp, "DDL_LOCAL_RANK", task);
+    rc |= set_int(sp, "DDL_CORE", tp->core);
+    rc |= spank_setenv(sp, "DDL_ROLE", owner ? "owner" : "helper", 1) != ESPANK_SUCCESS;
+    rc |= spank_setenv(sp, "DDL_HELPERS", daemon ? "serve" : "collective", 1) != ESPANK_SUCCESS;
+    /* Every lane sees all of the node's GPUs (CUDA IPC, NCCL); DDL_GPU says which is its own. */
+    rc |= spank_setenv(sp, "CUDA_VISIBLE_DEVICES", remote.gpu_list, 1) != ESPANK_SUCCESS;
+    if (owner) {
+        /* A framework that initialises from the environment sees one rank per GPU. */
+        rc |= set_int(sp, "RANK", remote.nodeid * G + tp->gpu);
+        rc |= set_int(sp, "WORLD_SIZE", remote.nnodes * G);
+        rc |= set_int(sp, "LOCAL_RANK", tp->gpu);
+        rc |= set_int(sp, "LOCAL_WORLD_SIZE", G);
+    }
+    if (rc) {
+        fprintf(stderr, "ddl: cannot set the task's environment\n");
+        return -1;
+    }
+    if (ddl_spank.policy.bind)
+        bind_task(task, tp);
+    if (!owner && daemon) {
+        int argc = 0;
+        char **argv = NULL;
+        if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1) {
+            fprintf(stderr, "ddl: cannot replace the helper's program\n");
+            return -1;
+        }
+        argv[0] = ddl_spank.policy.helper_path; /* run in place of the application */
+    }
+    return 0;
+}
+
+void ddl_remote_exit(void) { ddl_plan_free(&remote.plan); }

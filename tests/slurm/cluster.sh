@@ -1,0 +1,160 @@
+#!/bin/bash
+# A throwaway Slurm cluster on this host, as root: munged on a private socket,
+# slurmctld, and one or two slurmd (each in its own UTS namespace with its own
+# hostname), 4 fake GPUs per node (character devices), the spank_ddl plugin and
+# the DDL cli_filter enabled.
+#
+#   tests/slurm/cluster.sh start [NODES]   NODES = 1 or 2 (default 2)
+#   tests/slurm/cluster.sh stop
+#   tests/slurm/cluster.sh env             print the exports a client needs
+#
+# State lives in $DDL_CLUSTER_DIR (default /tmp/ddl-cluster-$UID).  stop ends only
+# the daemons this script started (by their pid files) and removes the directory.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+dir=${DDL_CLUSTER_DIR:-/tmp/ddl-cluster-$(id -u)}
+conf=$dir/etc/slurm.conf
+ctld_port=${DDL_CLUSTER_PORT:-16817}
+
+die() { echo "cluster: $*" >&2; exit 1; }
+
+pids_of() { cat "$dir"/run/*.pid 2>/dev/null || true; }
+
+write_config() {
+    local nodes=$1 host
+    host=$(hostname)
+    mkdir -p "$dir"/{etc,state,log,run,dev,tmp,spool}
+    for i in 0 1 2 3; do
+        [ -e "$dir/dev/nvidia$i" ] || mknod "$dir/dev/nvidia$i" c 195 "$i"
+    done
+    local node_lines="" names=""
+    for n in $(seq 1 "$nodes"); do
+        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=127.0.0.1 Port=$((17000 + n)) CPUs=16 Boards=1 \
+SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 State=UNKNOWN"$'\n'
+        names+="${names:+,}n$n"
+    done
+    cat > "$conf" <<CONF
+ClusterName=ddltest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+CredType=cred/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+SlurmdDebug=verbose
+TmpFS=$dir/tmp/%n
+ProctrackType=proctrack/cgroup
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmdParameters=config_overrides
+PlugStackConfig=$dir/etc/plugstack.conf
+CliFilterPlugins=cli_filter/lua
+MpiDefault=pmix
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+ReturnToService=2
+SchedulerType=sched/backfill
+InactiveLimit=0
+KillWait=5
+$node_lines
+PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+CONF
+    cat > "$dir/etc/cgroup.conf" <<CONF
+CgroupPlugin=cgroup/v1
+CgroupAutomount=no
+ConstrainDevices=no
+CONF
+    cat > "$dir/etc/gres.conf" <<CONF
+AutoDetect=off
+NodeName=n[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-3]
+CONF
+    cp "$top_srcdir/etc/cli_filter.lua" "$dir/etc/cli_filter.lua"
+    # Emulated nodes share this host's cores: binding would pin every node's
+    # task 0 to the same CPU.  Bind only on a single node.
+    local bind=${DDL_CLUSTER_BIND:-$([ "$nodes" -eq 1 ] && echo yes || echo no)}
+    cat > "$dir/etc/plugstack.conf" <<CONF
+required $top_builddir/.libs/spank_ddl.so max_lanes=8 helpers=${DDL_CLUSTER_HELPERS:-daemon} helper=$top_builddir/ddl-helper bind=$bind
+CONF
+}
+
+start_munge() {
+    mkdir -p "$dir/munge"
+    chown munge: "$dir/munge"
+    dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+    chown munge: "$dir/munge/munge.key"
+    chmod 0400 "$dir/munge/munge.key"
+    touch "$dir/run/munged.pid"
+    chown munge: "$dir/run/munged.pid"
+    chmod 755 "$dir" "$dir/munge"
+    runuser -u munge -- munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+        --pid-file="$dir/run/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/seed" \
+        --force
+}
+
+wait_idle() {
+    local nodes=$1
+    for _ in $(seq 150); do
+        local idle
+        idle=$(sinfo -h -N -o '%t' 2>/dev/null | grep -c '^idle' || true)
+        [ "$idle" -ge "$nodes" ] && return 0
+        sleep 0.2
+    done
+    sinfo -N 2>&1 || true
+    tail -20 "$dir"/log/*.log >&2 || true
+    die "nodes did not become idle in 30 s"
+}
+
+start() {
+    local nodes=${1:-2}
+    [ "$(id -u)" -eq 0 ] || die "must run as root (it starts munged, slurmctld and slurmd)"
+    [ -f "$top_builddir/.libs/spank_ddl.so" ] || die "build the plugin first ($top_builddir/.libs/spank_ddl.so)"
+    if [ -n "$(pids_of)" ]; then stop; fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    write_config "$nodes"
+    start_munge
+    export SLURM_CONF=$conf
+    slurmctld -c -f "$conf"
+    for n in $(seq 1 "$nodes"); do
+        mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"
+        unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
+    done
+    wait_idle "$nodes"
+    echo "cluster: $nodes node(s) up; export SLURM_CONF=$conf"
+}
+
+stop() {
+    local pids
+    # End this cluster's jobs first, so that no step outlives its slurmd.
+    if [ -f "$conf" ] && [ -n "$(pids_of)" ]; then
+        export SLURM_CONF=$conf
+        squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null || true
+        for _ in $(seq 50); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.2; done
+    fi
+    pids=$(pids_of)
+    for p in $pids; do kill "$p" 2>/dev/null || true; done
+    for p in $pids; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$p" 2>/dev/null || true
+    done
+    rm -rf "$dir"
+}
+
+case "${1:-}" in
+    start) start "${2:-2}" ;;
+    stop) stop ;;
+    env) echo "export SLURM_CONF=$conf" ;;
+    *) echo "usage: $0 start [1|2] | stop | env" >&2; exit 2 ;;
+esac
