@@ -31,7 +31,7 @@ write_config() {
     done
     local node_lines="" names=""
     for n in $(seq 1 "$nodes"); do
-        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=127.0.0.1 Port=$((17000 + n)) CPUs=16 Boards=1 \
+        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=127.0.0.1 Port=$((ctld_port + 10 + n)) CPUs=16 Boards=1 \
 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 State=UNKNOWN"$'\n'
         names+="${names:+,}n$n"
     done
@@ -39,6 +39,7 @@ SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 S
 ClusterName=ddltest
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$ctld_port
+SlurmdPort=$((ctld_port + 10))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge

@@ -1,0 +1,150 @@
+#!/bin/bash
+# Through real srun on a throwaway cluster (tests/slurm/cluster.sh): the task
+# count the cli_filter asks for, every task's DDL_* environment and core, the
+# owners' RANK/WORLD_SIZE, MPI allreduces through the runtime with both helper
+# modes, and bad input that must fail with a ddl: message, leave the node
+# usable and leave nothing behind.
+. "$(dirname "$0")/../mpi/lib.sh"
+cluster=$top_srcdir/tests/slurm/cluster.sh
+if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ]; then
+    echo "SKIP: needs root, Slurm and the built plugin"
+    exit 77
+fi
+export DDL_CLUSTER_DIR=${DDL_CLUSTER_DIR:-/tmp/ddl-cluster-test-$$}
+export DDL_CLUSTER_PORT=${DDL_CLUSTER_PORT:-26817}
+trap '"$cluster" stop' EXIT
+export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf
+# Ranks of emulated nodes share 2 cores: MPI must yield while it waits.
+export OMPI_MCA_mpi_yield_when_idle=1
+RUN="timeout 180 srun --immediate=30"
+before=$(shm_segments)
+
+start_cluster() { # NODES HELPERS
+    DDL_CLUSTER_HELPERS=$2 "$cluster" start "$1" > /dev/null || { fail "cluster with $1 node(s) did not start"; finish; exit 1; }
+}
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
+
+# check_env NODES GPUS LANES: every task's place, environment and core.
+check_env() {
+    local nodes=$1 gpus=$2 lanes=$3 out lines ok=1
+    out=$($RUN -N"$nodes" --gpus-per-node="$gpus" --ddl-lanes="$lanes" "$top_srcdir/tests/slurm/task-env.sh" 2>&1)
+    lines=$(grep '^TASK' <<< "$out")
+    local want=$((nodes * gpus * lanes))
+    if [ "$(wc -l <<< "$lines")" -ne "$want" ]; then
+        fail "$nodes node(s) x $gpus GPUs x $lanes lanes: $(grep -c '^TASK' <<< "$out") tasks, expected $want (cli_filter)"
+        echo "$out" | head -20
+        return
+    fi
+    while read -r line; do
+        local node local gpu lane role rank cvd
+        node=$(field node "$line"); local=$(field local "$line")
+        gpu=$(field gpu "$line"); lane=$(field lane "$line"); role=$(field role "$line")
+        rank=$(field rank "$line"); cvd=$(field cvd "$line")
+        local exp_role=helper; [ $((local % lanes)) -eq 0 ] && exp_role=owner
+        local exp_cvd; exp_cvd=$(seq -s, 0 $((gpus - 1)))
+        if [ "$gpu" != $((local / lanes)) ] || [ "$lane" != $((local % lanes)) ] || [ "$role" != "$exp_role" ] ||
+           [ "$(field lanes "$line")" != "$lanes" ] || [ "$(field gpus "$line")" != "$gpus" ] ||
+           [ "$(field ddl_node "$line")" != "$node" ] || [ "$(field nnodes "$line")" != "$nodes" ] ||
+           [ "$cvd" != "$exp_cvd" ]; then
+            ok=0; echo "wrong place or environment: $line"
+        fi
+        if [ "$role" = owner ]; then
+            if [ "$rank" != $((node * gpus + gpu)) ] || [ "$(field world "$line")" != $((nodes * gpus)) ] ||
+               [ "$(field local_rank "$line")" != "$gpu" ] || [ "$(field local_world "$line")" != "$gpus" ]; then
+                ok=0; echo "wrong owner RANK/WORLD_SIZE/LOCAL_*: $line"
+            fi
+        elif [ "$rank" != - ]; then
+            ok=0; echo "a helper has RANK: $line"
+        fi
+    done <<< "$lines"
+    # Planned cores are disjoint within each node.
+    local dup
+    dup=$(sed -n 's/.* node=\([0-9]*\) .* core=\([0-9]*\) .*/\1:\2/p' <<< "$lines" | sort | uniq -d)
+    [ -z "$dup" ] || { ok=0; echo "cores planned twice: $dup"; }
+    # On one node (binding on), a task whose core exists here runs on exactly it.
+    if [ "$nodes" -eq 1 ]; then
+        while read -r line; do
+            local core cpus
+            core=$(field core "$line"); cpus=$(field cpus "$line")
+            if [ "$core" -lt "$(nproc --all)" ] && [ "$cpus" != "$core" ]; then
+                ok=0; echo "task on core $core runs on CPUs $cpus: $line"
+            fi
+        done <<< "$lines"
+    fi
+    [ $ok -eq 1 ] && pass "$nodes node(s) x $gpus GPUs x $lanes lanes: $want tasks, places, environment, cores" ||
+        fail "$nodes node(s) x $gpus GPUs x $lanes lanes"
+}
+
+# expect_reject DESCRIPTION TEXT SRUN-ARGS...: srun fails fast with TEXT.
+expect_reject() {
+    local what=$1 text=$2 out rc
+    shift 2
+    out=$(DDL_TIMEOUT=20 $RUN "$@" 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q -- "$text" <<< "$out"; then
+        pass "rejected: $what (exit $rc)"
+    else
+        fail "$what: exit $rc, expected a message with '$text'"
+        echo "$out" | head -10
+    fi
+}
+
+node_usable() {
+    local states
+    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
+    [ "$states" = "idle " ] && pass "$1: nodes idle, not drained" || fail "$1: node states: $states"
+    [ -z "$(squeue -h)" ] && pass "$1: no job left" || fail "$1: jobs left: $(squeue -h)"
+}
+
+mpi_test() { # NODES GPUS LANES MODE
+    local out
+    out=$(DDL_TEST_QUICK=1 DDL_ALGO=lane DDL_CHUNK_SIZE=64K DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 \
+        $RUN -N"$1" --gpus-per-node="$2" --ddl-lanes="$3" "$top_builddir/tests/mpi/ddl-test-allreduce" 2>&1)
+    local rc=$?
+    if [ $rc -eq 0 ] && grep -q ", 0 failures" <<< "$out"; then
+        pass "MPI allreduce, $1 node(s) x $2 GPUs x $3 lanes, helpers $4: $(grep -o '[0-9]* cases' <<< "$out")"
+    else
+        fail "MPI allreduce, $1 node(s) x $2 GPUs x $3 lanes, helpers $4 (exit $rc)"
+        echo "$out" | tail -15
+    fi
+}
+
+# --- one node, every lane runs the application ----------------------------------
+start_cluster 1 app
+for lanes in 1 2 4; do check_env 1 2 "$lanes"; done
+check_env 1 4 4
+mpi_test 1 2 2 app
+expect_reject "--ddl-lanes=0" "ddl: --ddl-lanes=0 is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=0 true
+expect_reject "--ddl-lanes=-1" "ddl: --ddl-lanes=-1 is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=-1 true
+expect_reject "--ddl-lanes=abc" "ddl: --ddl-lanes=abc is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=abc true
+expect_reject "--ddl-lanes=1000" "ddl: --ddl-lanes=1000 is above this site's maximum" -N1 --gpus-per-node=1 --ddl-lanes=1000 true
+expect_reject "DDL_LANES=zero" "ddl: DDL_LANES=zero is not a lane count" -N1 --gpus-per-node=1 --export=ALL,DDL_LANES=zero true
+expect_reject "lanes without GPUs" "ddl: --ddl-lanes=2 gives lanes to GPUs, but no GPU is requested" -N1 --ddl-lanes=2 true
+expect_reject "a plan that does not fit" "ddl: --ddl-lanes=2 with 2 GPUs on this node needs 4 tasks here, the step has 3" \
+    -N1 -n3 --gpus-per-node=2 --ddl-lanes=2 true
+node_usable "after bad input"
+
+# --- two nodes, every lane runs the application ---------------------------------
+start_cluster 2 app
+check_env 2 2 1
+check_env 2 2 2
+mpi_test 2 2 2 app
+mpi_test 2 1 2 app
+
+# --- two nodes, helpers run ddl-helper ------------------------------------------
+start_cluster 2 daemon
+mpi_test 2 2 2 daemon
+out=$(DDL_TIMEOUT=60 $RUN -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" -b 8 -e 1M -f 32 -n 3 -w 1 2>&1)
+if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 GPUs x 2 lanes' <<< "$out"; then
+    pass "ddl-bench across 2 nodes, helpers daemon"
+else
+    fail "ddl-bench across 2 nodes"; echo "$out" | tail -10
+fi
+# A program that never creates a communicator: the helpers leave on their own.
+out=$(DDL_TIMEOUT=5 $RUN -N1 --gpus-per-node=1 --ddl-lanes=2 true 2>&1)
+grep -q "ddl-helper: the owners did not create a ddl communicator" <<< "$out" &&
+    pass "helpers leave when the application does not use DDL" || { fail "helpers of a non-DDL program"; echo "$out" | tail -5; }
+node_usable "at the end"
+[ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
+finish

@@ -1,0 +1,261 @@
+/* The lane plan on hwloc XML descriptions of real node shapes, and the
+ * plugin's option and plugstack parsing. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpulist.h"
+#include "options.h"
+#include "plan.h"
+#include "topo.h"
+
+static ddl_topo_t load(const char *name)
+{
+    char path[1024];
+    const char *dir = getenv("top_srcdir");
+    snprintf(path, sizeof(path), "%s/tests/fixtures/%s", dir ? dir : ".", name);
+    ddl_topo_t t;
+    char err[256];
+    ck_assert_msg(ddl_topo_load(path, &t, err, sizeof(err)) == 0, "%s: %s", path, err);
+    return t;
+}
+
+static int all_gpus(int n, int *gpus)
+{
+    for (int i = 0; i < n; i++)
+        gpus[i] = i;
+    return n;
+}
+
+/* No two tasks on one core, every core allocated, GPU and lane as t / L, t % L. */
+static void check_invariants(const ddl_plan_t *p, const int *cores, int ncores)
+{
+    for (int t = 0; t < p->ntasks; t++) {
+        ck_assert_int_eq(p->tasks[t].gpu, t / p->lanes);
+        ck_assert_int_eq(p->tasks[t].lane, t % p->lanes);
+        ck_assert_int_eq(p->tasks[t].role, t % p->lanes == 0 ? DDL_ROLE_OWNER : DDL_ROLE_HELPER);
+        int allocated = 0;
+        for (int i = 0; i < ncores; i++)
+            allocated |= cores[i] == p->tasks[t].core;
+        ck_assert_msg(allocated, "task %d on core %d, which is not allocated", t, p->tasks[t].core);
+        for (int u = 0; u < t; u++)
+            ck_assert_msg(p->tasks[u].core != p->tasks[t].core, "tasks %d and %d share core %d", u, t, p->tasks[t].core);
+    }
+}
+
+START_TEST(test_topology_read)
+{
+    ddl_topo_t t = load("two-socket-4gpu.xml");
+    ck_assert_int_eq(t.ncores, 16);
+    ck_assert_int_eq(t.ngpus, 4); /* the two NICs are not GPUs */
+    ck_assert_str_eq(t.gpus[0].busid, "0000:07:00.0");
+    ck_assert_str_eq(t.gpus[3].busid, "0000:8a:00.0");
+    ck_assert_int_eq(t.gpus[2].numa, 1);
+    ck_assert(t.gpus[0].local[0] && t.gpus[0].local[7] && !t.gpus[0].local[8]);
+    ck_assert(t.gpus[3].local[15] && !t.gpus[3].local[0]);
+    ddl_topo_free(&t);
+    t = load("two-numa-8gpu.xml");
+    ck_assert_int_eq(t.ngpus, 8); /* not the NVSwitch */
+    ck_assert_int_eq(t.ncores, 32);
+    ck_assert_int_eq(t.core_pu[1], 2); /* 2 threads per core: the core's first PU */
+    ddl_topo_free(&t);
+    t = load("amd-2gpu.xml");
+    ck_assert_int_eq(t.ngpus, 2);
+    ck_assert_uint_eq(t.gpus[0].vendor, 0x1002);
+    ddl_topo_free(&t);
+    t = load("no-gpu.xml");
+    ck_assert_int_eq(t.ngpus, 0);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_plan_local_cores)
+{
+    ddl_topo_t t = load("two-socket-4gpu.xml");
+    int gpus[4], cores[16];
+    for (int i = 0; i < 16; i++)
+        cores[i] = i;
+    ddl_plan_t p;
+    char why[400];
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(4, gpus), cores, 16, 4, 16, &p, why, sizeof(why)), DDL_OK);
+    check_invariants(&p, cores, 16);
+    for (int i = 0; i < 16; i++) {
+        ck_assert_int_eq(p.tasks[i].near, DDL_NEAR_LOCAL);
+        ck_assert_int_eq(p.tasks[i].core / 8, p.tasks[i].gpu / 2); /* GPUs 0-1 on socket 0 */
+    }
+    ddl_plan_free(&p);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_plan_gpus_on_one_socket)
+{
+    /* 4 GPUs x 3 lanes on socket 0's 8 cores: 8 tasks local, 4 spill to socket 1. */
+    ddl_topo_t t = load("one-socket-gpus.xml");
+    int gpus[4], cores[16];
+    for (int i = 0; i < 16; i++)
+        cores[i] = i;
+    ddl_plan_t p;
+    char why[400];
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(4, gpus), cores, 16, 3, 12, &p, why, sizeof(why)), DDL_OK);
+    check_invariants(&p, cores, 16);
+    int local = 0;
+    for (int i = 0; i < 12; i++) {
+        local += p.tasks[i].near == DDL_NEAR_LOCAL;
+        if (p.tasks[i].near != DDL_NEAR_LOCAL)
+            ck_assert_int_ge(p.tasks[i].core, 8);
+    }
+    ck_assert_int_eq(local, 8);
+    /* Owners come first in their GPU's nearest class. */
+    ck_assert_int_eq(p.tasks[0].near, DDL_NEAR_LOCAL);
+    ddl_plan_free(&p);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_plan_8gpu_partial_allocation)
+{
+    /* 8 GPUs x 2 lanes on 2 NUMA nodes, allocation of 8 cores on each socket. */
+    ddl_topo_t t = load("two-numa-8gpu.xml");
+    int gpus[8], cores[16];
+    int n = ddl_cpulist_parse("0-7,16-23", cores, 16);
+    ck_assert_int_eq(n, 16);
+    ddl_plan_t p;
+    char why[400];
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(8, gpus), cores, n, 2, 16, &p, why, sizeof(why)), DDL_OK);
+    check_invariants(&p, cores, n);
+    for (int i = 0; i < 16; i++)
+        ck_assert_msg(p.tasks[i].near == DDL_NEAR_LOCAL, "task %d is %s", i, ddl_nearness_name(p.tasks[i].near));
+    ck_assert_int_eq(p.tasks[1].pu, 2); /* core 1's first PU */
+    ddl_plan_free(&p);
+    /* A step with GPUs 4-7 only: their cores are on NUMA node 1. */
+    int some[4] = {4, 5, 6, 7};
+    ck_assert_int_eq(ddl_plan_make(&t, some, 4, cores, n, 2, 8, &p, why, sizeof(why)), DDL_OK);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_ge(p.tasks[i].core, 16);
+    ddl_plan_free(&p);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_plan_errors)
+{
+    ddl_topo_t t = load("two-socket-4gpu.xml");
+    int gpus[4] = {0, 1, 2, 3}, cores[16];
+    for (int i = 0; i < 16; i++)
+        cores[i] = i;
+    ddl_plan_t p;
+    char why[400];
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, 0, cores, 16, 2, 2, &p, why, sizeof(why)), DDL_ERR_LAYOUT);
+    ck_assert_ptr_nonnull(strstr(why, "--gpus-per-node"));
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, 4, cores, 16, 2, 4, &p, why, sizeof(why)), DDL_ERR_LAYOUT);
+    ck_assert_ptr_nonnull(strstr(why, "--ntasks-per-gpu=2"));
+    ck_assert_ptr_nonnull(strstr(why, "needs 8 tasks"));
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, 4, cores, 6, 2, 8, &p, why, sizeof(why)), DDL_ERR_LAYOUT);
+    ck_assert_ptr_nonnull(strstr(why, "6 cores"));
+    ddl_topo_free(&t);
+    t = load("no-gpu.xml");
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, 0, cores, 8, 1, 1, &p, why, sizeof(why)), DDL_ERR_LAYOUT);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_plan_unknown_gpus_and_cores)
+{
+    /* A test cluster: fake GPUs not in the topology, more cores claimed than exist. */
+    ddl_topo_t t = load("no-gpu.xml");
+    int gpus[2] = {0, 1}, cores[4] = {0, 1, 8, 9};
+    ddl_plan_t p;
+    char why[400];
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, 2, cores, 4, 2, 4, &p, why, sizeof(why)), DDL_OK);
+    check_invariants(&p, cores, 4);
+    ck_assert_int_eq(p.tasks[0].pu, 0);
+    ck_assert_int_eq(p.tasks[3].pu, -1); /* core 9 does not exist: not bound */
+    ddl_plan_free(&p);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_cpulist)
+{
+    int ids[16];
+    char buf[64];
+    ck_assert_int_eq(ddl_cpulist_parse("0-3,8,10-11", ids, 16), 7);
+    ck_assert_str_eq(ddl_cpulist_format(ids, 7, buf, sizeof(buf)), "0-3,8,10-11");
+    ck_assert_int_eq(ddl_cpulist_parse("5,1", ids, 16), 2);
+    ck_assert_int_eq(ids[0], 1);
+    const char *bad[] = {"", "a", "1-", "-1", "3-1", "1,,2", "1,", "1,1", "0-20", NULL};
+    for (int i = 0; bad[i]; i++)
+        ck_assert_msg(ddl_cpulist_parse(bad[i], ids, 16) == -1, "'%s' accepted", bad[i]);
+}
+END_TEST
+
+START_TEST(test_lanes_option)
+{
+    int lanes;
+    char err[256];
+    ck_assert_int_eq(ddl_spank_parse_lanes("4", "--ddl-lanes", 16, &lanes, err, sizeof(err)), 0);
+    ck_assert_int_eq(lanes, 4);
+    const char *bad[] = {"0", "-1", "abc", "", "4x", "2.5", NULL};
+    for (int i = 0; bad[i]; i++) {
+        ck_assert_msg(ddl_spank_parse_lanes(bad[i], "--ddl-lanes", 16, &lanes, err, sizeof(err)) == -1, "'%s'", bad[i]);
+        ck_assert_ptr_nonnull(strstr(err, "--ddl-lanes="));
+    }
+    ck_assert_int_eq(ddl_spank_parse_lanes("1000", "DDL_LANES", 16, &lanes, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "maximum of 16"));
+    ck_assert_ptr_nonnull(strstr(err, "DDL_LANES=1000"));
+}
+END_TEST
+
+START_TEST(test_plugstack_args)
+{
+    ddl_spank_policy_t p;
+    char err[256];
+    ddl_spank_policy_defaults(&p);
+    char *ok[] = {"default_lanes=2", "max_lanes=8", "bind=no", "helpers=app", "helper=/opt/ddl/bin/ddl-helper"};
+    ck_assert_int_eq(ddl_spank_policy_parse(5, ok, &p, err, sizeof(err)), 0);
+    ck_assert_int_eq(p.default_lanes, 2);
+    ck_assert_int_eq(p.max_lanes, 8);
+    ck_assert_int_eq(p.bind, 0);
+    ck_assert_int_eq(p.helpers, DDL_SPANK_HELPERS_APP);
+    ck_assert_str_eq(p.helper_path, "/opt/ddl/bin/ddl-helper");
+    struct {
+        char *arg;
+        const char *text;
+    } bad[] = {{"lanes=4", "unknown plugstack argument 'lanes'"}, {"max_lanes=0", "bad value"},
+               {"bind=maybe", "bad value"}, {"helpers=thread", "bad value"}, {"helper=ddl-helper", "bad value"},
+               {"default_lanes", "not key=value"}, {"=3", "not key=value"}, {"max_lanes=", "bad value"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ddl_spank_policy_defaults(&p);
+        ck_assert_msg(ddl_spank_policy_parse(1, &bad[i].arg, &p, err, sizeof(err)) == -1, "%s accepted", bad[i].arg);
+        ck_assert_msg(strstr(err, bad[i].text) != NULL, "%s: '%s'", bad[i].arg, err);
+    }
+    ddl_spank_policy_defaults(&p);
+    char *over[] = {"max_lanes=2", "default_lanes=4"};
+    ck_assert_int_eq(ddl_spank_policy_parse(2, over, &p, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "above max_lanes"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("plan");
+    tcase_add_test(tc, test_topology_read);
+    tcase_add_test(tc, test_plan_local_cores);
+    tcase_add_test(tc, test_plan_gpus_on_one_socket);
+    tcase_add_test(tc, test_plan_8gpu_partial_allocation);
+    tcase_add_test(tc, test_plan_errors);
+    tcase_add_test(tc, test_plan_unknown_gpus_and_cores);
+    tcase_add_test(tc, test_cpulist);
+    tcase_add_test(tc, test_lanes_option);
+    tcase_add_test(tc, test_plugstack_args);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
