@@ -29,5 +29,8 @@ expect_failure "virtual node size does not divide" "DDL_NODE_SIZE=3 does not div
 expect_failure "malformed DDL_TIMEOUT" "DDL_TIMEOUT=abc is not a positive number" DDL_TIMEOUT=abc
 expect_failure "malformed DDL_LANES" "DDL_LANES=two is not an integer" DDL_LANES=two
 expect_failure "unknown DDL_ALGO" "DDL_ALGO=fastest is not one of" DDL_ALGO=fastest
+# A place from the plugin's environment that MPI's view contradicts.
+expect_failure "plugin place against MPI's view" "the plugin placed it on node 0 as GPU 3 lane 0, but MPI's node order makes it node 0 GPU 0 lane 0" \
+    DDL_NODE=0 DDL_GPU=3 DDL_LANE=0 DDL_CORE=0
 if [ "$(shm_segments)" != "$before" ]; then fail "segments left in /dev/shm: $(shm_segments)"; else pass "/dev/shm clean"; fi
 finish
