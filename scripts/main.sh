@@ -1,14 +1,23 @@
 #!/bin/bash
-# The main job: set up the machine, build, and run ddl-bench against the system
-# MPI_Allreduce: one node with 2 GPUs x 1 lane, then 2 emulated nodes x 1 GPU x
-# 2 lanes (DDL_NODE_SIZE), each printing its nccl-tests table.
+# The main job: set up the machine, build, start a throwaway 2-node Slurm cluster
+# on this host (fake GPUs, the spank_ddl plugin and the DDL cli_filter), and run
+# ddl-bench through `srun --ddl-lanes=2` across both nodes against the system
+# MPI_Allreduce; then the single-node table under mpirun.  Tears the cluster
+# down at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-run() { timeout 900 mpirun --oversubscribe --bind-to none "$@" < /dev/null; }
-echo "== 1 node x 2 GPUs x 1 lane (2 ranks), f32 sum"
-run -n 2 ./ddl-bench -b 8 -e 64M -f 4 -n 10 -w 3
+# The emulated nodes share this host's cores: MPI must yield while it waits.
+export OMPI_MCA_mpi_yield_when_idle=1
+export DDL_CLUSTER_DIR=/tmp/ddl-cluster-main DDL_CLUSTER_PORT=36817
+trap 'tests/slurm/cluster.sh stop' EXIT
+tests/slurm/cluster.sh start 2
+export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf
+
 echo
-echo "== 2 emulated nodes x 1 GPU x 2 lanes (4 ranks on this host), f32 sum"
-DDL_NODE_SIZE=2 DDL_LANES=2 run -n 4 ./ddl-bench -b 8 -e 64M -f 4 -n 10 -w 3
+echo "== srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench   (2 nodes x 2 GPUs x 2 lanes, f32 sum)"
+timeout 900 srun -N2 --gpus-per-node=2 --ddl-lanes=2 ./ddl-bench -b 8 -e 64M -f 8 -n 10 -w 3
+echo
+echo "== mpirun -n 2 ddl-bench   (1 node x 2 GPUs x 1 lane, f32 sum)"
+timeout 900 mpirun --oversubscribe --bind-to none -n 2 ./ddl-bench -b 8 -e 64M -f 8 -n 10 -w 3 < /dev/null
