@@ -15,4 +15,9 @@ for log in tests/unit/*.log tests/mpi/*.log; do
     fi
 done
 echo "tests took $(( $(date +%s) - start )) s"
+# One closing line: test programs and scripts that passed and failed.
+summary=test-suite.log
+passed=$(sed -n 's/^# PASS: *//p' "$summary" | head -1)
+failed=$(( $(sed -n 's/^# FAIL: *//p' "$summary" | head -1) + $(sed -n 's/^# ERROR: *//p' "$summary" | head -1) ))
+echo "tests: ${passed:-0} passed, ${failed:-0} failed"
 exit $rc

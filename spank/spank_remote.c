@@ -107,10 +107,17 @@ static int plan_node(spank_t sp, int lanes)
     return st == DDL_OK ? 0 : -1;
 }
 
+/* Slurm's special steps (batch script, extern, interactive) carry step ids at
+ * the top of the range; the lanes belong to the job's regular steps. */
+#define DDL_FIRST_SPECIAL_STEP 0xfffffff0u
+
 int ddl_remote_user_init(spank_t sp)
 {
     int lanes, explicit;
+    uint32_t stepid = 0;
     memset(&remote, 0, sizeof(remote));
+    if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS && stepid >= DDL_FIRST_SPECIAL_STEP)
+        return 0;
     if (resolve_lanes(sp, &lanes, &explicit) != 0) {
         remote.active = 1;
         slurm_error("ddl: %s", remote.error);

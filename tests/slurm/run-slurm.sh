@@ -115,6 +115,14 @@ start_cluster 1 app
 for lanes in 1 2 4; do check_env 1 2 "$lanes"; done
 check_env 1 4 4
 mpi_test 1 2 2 app
+# salloc and sbatch take the option too; their steps inherit the lanes (DDL_LANES).
+out=$(timeout 120 salloc -N1 --gpus-per-node=2 --ddl-lanes=2 srun "$top_srcdir/tests/slurm/task-env.sh" 2>&1)
+[ "$(grep -c '^TASK.* lanes=2 ' <<< "$out")" -eq 4 ] && pass "salloc --ddl-lanes=2: its srun step has 4 lanes" ||
+    { fail "salloc --ddl-lanes=2"; echo "$out" | tail -5; }
+out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/batch.out" -N1 --gpus-per-node=1 --ddl-lanes=2 \
+    --wrap "srun $top_srcdir/tests/slurm/task-env.sh" 2>&1; cat "$DDL_CLUSTER_DIR/batch.out" 2>/dev/null)
+[ "$(grep -c '^TASK.* lanes=2 ' <<< "$out")" -eq 2 ] && pass "sbatch --ddl-lanes=2: the batch script's srun has 2 lanes" ||
+    { fail "sbatch --ddl-lanes=2"; echo "$out" | tail -5; }
 expect_reject "--ddl-lanes=0" "ddl: --ddl-lanes=0 is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=0 true
 expect_reject "--ddl-lanes=-1" "ddl: --ddl-lanes=-1 is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=-1 true
 expect_reject "--ddl-lanes=abc" "ddl: --ddl-lanes=abc is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=abc true
@@ -129,6 +137,7 @@ node_usable "after bad input"
 start_cluster 2 app
 check_env 2 2 1
 check_env 2 2 2
+check_env 2 2 4
 mpi_test 2 2 2 app
 mpi_test 2 1 2 app
 
