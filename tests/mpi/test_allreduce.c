@@ -12,6 +12,7 @@
 
 #include "ddl.h"
 #include "refdata.h"
+#include "testcomm.h"
 
 #define LARGE_COUNT ((1u << 20) + 3)
 
@@ -124,17 +125,10 @@ static void run_all(ctx_t *x)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     ctx_t x = {0};
     ddl_config_t cfg;
-    ddl_status_t st = ddl_config_init(&cfg);
-    if (st == DDL_OK)
-        st = ddl_comm_create(MPI_COMM_WORLD, &cfg, &x.comm);
-    if (st != DDL_OK) {
-        fprintf(stderr, "ddl_comm_create: %s: %s\n", ddl_status_string(st), ddl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    ddl_comm_info(x.comm, &x.info);
+    ddl_status_t st;
+    x.comm = ddl_test_comm(&argc, &argv, &cfg, &x.info);
     size_t max_bytes = (size_t)LARGE_COUNT * 8;
     if (x.info.role == DDL_ROLE_OWNER) {
         x.plain_send = malloc(max_bytes);

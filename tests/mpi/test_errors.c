@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ddl.h"
+#include "testcomm.h"
 
 static int failures;
 
@@ -22,15 +23,9 @@ static int failures;
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     ddl_config_t cfg;
-    ddl_comm_t *comm;
-    if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &comm) != DDL_OK) {
-        fprintf(stderr, "set-up failed: %s\n", ddl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     ddl_comm_info_t info;
-    ddl_comm_info(comm, &info);
+    ddl_comm_t *comm = ddl_test_comm(&argc, &argv, &cfg, &info);
     float buf[64] = {0};
     int owner = info.role == DDL_ROLE_OWNER;
 

@@ -8,18 +8,13 @@
 #include <unistd.h>
 
 #include "ddl.h"
+#include "testcomm.h"
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     ddl_config_t cfg;
-    ddl_comm_t *comm;
-    if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &comm) != DDL_OK) {
-        fprintf(stderr, "set-up failed: %s\n", ddl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     ddl_comm_info_t info;
-    ddl_comm_info(comm, &info);
+    ddl_comm_t *comm = ddl_test_comm(&argc, &argv, &cfg, &info);
     const char *dir = getenv("DDL_TEST_PIDDIR");
     if (dir) {
         char path[512];

@@ -3,6 +3,8 @@
 
 #include <check.h>
 
+#include "unit.h"
+
 #include "heap.h"
 
 START_TEST(test_alloc_free_coalesce)
@@ -54,9 +56,5 @@ int main(void)
     tcase_add_test(tc, test_alloc_free_coalesce);
     tcase_add_test(tc, test_exhaustion_and_bad_free);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return ddl_unit_run(s);
 }

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <check.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,9 +123,5 @@ int main(void)
     tcase_add_test(tc, test_params_defaults);
     tcase_add_test(tc, test_params_bad_values);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return ddl_unit_run(s);
 }

@@ -3,6 +3,9 @@
 #include "config.h"
 
 #include <check.h>
+
+#include "unit.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,9 +256,5 @@ int main(void)
     tcase_add_test(tc, test_lanes_option);
     tcase_add_test(tc, test_plugstack_args);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return ddl_unit_run(s);
 }

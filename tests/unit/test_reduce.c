@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <check.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,9 +132,5 @@ int main(void)
     tcase_add_test(tc, test_f16_rounding);
     tcase_add_test(tc, test_bf16_rounding);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return ddl_unit_run(s);
 }

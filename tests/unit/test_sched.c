@@ -4,6 +4,8 @@
 #include "config.h"
 
 #include <check.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,9 +116,5 @@ int main(void)
     tcase_add_test(tc, test_ring);
     tcase_add_test(tc, test_recursive_doubling);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return ddl_unit_run(s);
 }
