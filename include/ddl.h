@@ -97,6 +97,14 @@ typedef struct ddl_comm ddl_comm_t;
  * (defaults 1, 0, 0, collective).  Returns DDL_ERR_INVALID_ARG on a malformed value. */
 ddl_status_t ddl_config_init(ddl_config_t *cfg);
 
+/* For programs without MPI of their own (bindings, ddl-helper): MPI_Init_thread
+ * unless MPI is initialised already; ddl_finalize_mpi finalises it only if
+ * ddl_init_mpi initialised it. */
+ddl_status_t ddl_init_mpi(void);
+ddl_status_t ddl_finalize_mpi(void);
+/* ddl_comm_create on MPI_COMM_WORLD (for callers that cannot name it). */
+ddl_status_t ddl_comm_create_world(const ddl_config_t *cfg, ddl_comm_t **out);
+
 /* Collective over every rank of comm.  comm is duplicated. */
 ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t **out);
 /* Collective over every rank (helpers in serve mode call it after ddl_serve returns). */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <slurm/slurm.h>
+
 #include "cpulist.h"
 #include "plan.h"
 #include "spank_ddl.h"
@@ -22,6 +24,8 @@ static struct {
     int nodeid, nnodes;
     int gpu_ids[64];
     char gpu_list[256]; /* the step's GPUs, for CUDA_VISIBLE_DEVICES */
+    char master_addr[256];
+    int master_port;
 } remote;
 
 static int getenv_str(spank_t sp, const char *name, char *buf, int len)
@@ -65,6 +69,27 @@ static int step_gpus(spank_t sp)
     return n;
 }
 
+/* torch.distributed's env:// rendezvous for the owners: the step's first node,
+ * and a port derived from the job and step so that concurrent jobs differ.
+ * Values the user set are kept. */
+static void rendezvous(spank_t sp)
+{
+    char buf[4096];
+    uint32_t jobid = 0, stepid = 0;
+    spank_get_item(sp, S_JOB_ID, &jobid);
+    spank_get_item(sp, S_JOB_STEPID, &stepid);
+    remote.master_port = 20000 + (int)((jobid * 131u + stepid) % 30000u);
+    if (getenv_str(sp, "SLURM_STEP_NODELIST", buf, sizeof(buf)) || getenv_str(sp, "SLURM_NODELIST", buf, sizeof(buf))) {
+        hostlist_t hl = slurm_hostlist_create(buf);
+        char *first = hl ? slurm_hostlist_shift(hl) : NULL;
+        if (first)
+            snprintf(remote.master_addr, sizeof(remote.master_addr), "%s", first);
+        free(first);
+        if (hl)
+            slurm_hostlist_destroy(hl);
+    }
+}
+
 static int plan_node(spank_t sp, int lanes)
 {
     uint32_t ntasks = 0, nodeid = 0, nnodes = 0;
@@ -74,6 +99,7 @@ static int plan_node(spank_t sp, int lanes)
     spank_get_item(sp, S_JOB_NNODES, &nnodes);
     remote.nodeid = (int)nodeid;
     remote.nnodes = (int)nnodes;
+    rendezvous(sp);
     int ngpus = step_gpus(sp);
     if (ngpus < 0)
         return -1;
@@ -190,6 +216,11 @@ int ddl_remote_task_init(spank_t sp)
         rc |= set_int(sp, "WORLD_SIZE", remote.nnodes * G);
         rc |= set_int(sp, "LOCAL_RANK", tp->gpu);
         rc |= set_int(sp, "LOCAL_WORLD_SIZE", G);
+        char buf[256];
+        if (!getenv_str(sp, "MASTER_ADDR", buf, sizeof(buf)) && remote.master_addr[0])
+            rc |= spank_setenv(sp, "MASTER_ADDR", remote.master_addr, 1) != ESPANK_SUCCESS;
+        if (!getenv_str(sp, "MASTER_PORT", buf, sizeof(buf)))
+            rc |= set_int(sp, "MASTER_PORT", remote.master_port);
     }
     if (rc) {
         fprintf(stderr, "ddl: cannot set the task's environment\n");

@@ -1,0 +1,190 @@
+"""DDL lanes for Python: the communicator and allreduce on NumPy arrays and
+PyTorch tensors (contiguous CPU buffers), over libddl with ctypes.
+
+    import ddl
+    with ddl.Comm() as comm:            # layout from DDL_LANES etc. (the Slurm plugin sets them)
+        comm.allreduce(array, op="avg")  # in place; out=... for out-of-place
+
+Errors from the runtime raise ddl.DDLError carrying its message.
+"""
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["Comm", "DDLError", "finalize", "DTYPES", "OPS"]
+
+OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
+# ddl_dtype_t codes by type name (NumPy's names; torch's map onto them).
+DTYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4, "uint8": 5,
+          "int32": 6, "uint32": 7, "int64": 8, "uint64": 9}
+_HELPER_MODES = {"collective": 0, "serve": 1}
+
+
+class DDLError(RuntimeError):
+    """A ddl_status_t other than DDL_OK, with the runtime's message."""
+
+    def __init__(self, status, name, message):
+        super().__init__(f"{name}: {message}" if message else name)
+        self.status = status
+
+
+class _Config(ctypes.Structure):
+    _fields_ = [("lanes", ctypes.c_int), ("gpus_per_node", ctypes.c_int),
+                ("node_size", ctypes.c_int), ("helper_mode", ctypes.c_int)]
+
+
+class _Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int) for name in (
+        "rank", "size", "node", "nnodes", "local_rank", "local_size", "gpu", "gpus_per_node",
+        "lane", "lanes", "role", "owner_rank", "owner_size")]
+
+
+def _candidates():
+    env = os.environ.get("DDL_LIBRARY")
+    if env:
+        yield env
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "..", "..", ".libs", "libddl.so")  # a build tree
+    found = ctypes.util.find_library("ddl")
+    if found:
+        yield found
+    yield "libddl.so.0"
+
+
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    # Open MPI loads its components with dlopen: its symbols must be global.
+    mpi = ctypes.util.find_library("mpi")
+    if mpi:
+        ctypes.CDLL(mpi, mode=ctypes.RTLD_GLOBAL)
+    errors = []
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            break
+        except OSError as e:
+            errors.append(f"{path}: {e}")
+    else:
+        raise ImportError("cannot load libddl (set DDL_LIBRARY to its path): " + "; ".join(errors))
+    vp, i, ci = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
+    for name, args in {
+        "ddl_init_mpi": [], "ddl_finalize_mpi": [],
+        "ddl_config_init": [ctypes.POINTER(_Config)],
+        "ddl_comm_create_world": [ctypes.POINTER(_Config), ctypes.POINTER(vp)],
+        "ddl_comm_destroy": [vp], "ddl_comm_info": [vp, ctypes.POINTER(_Info)],
+        "ddl_allreduce": [vp, vp, ci, i, i, vp], "ddl_serve": [vp],
+    }.items():
+        fn = getattr(lib, name)
+        fn.argtypes = args
+        fn.restype = i
+    lib.ddl_status_string.argtypes = [i]
+    lib.ddl_status_string.restype = ctypes.c_char_p
+    lib.ddl_last_error.argtypes = []
+    lib.ddl_last_error.restype = ctypes.c_char_p
+    _lib = lib
+    return lib
+
+
+def _check(status):
+    if status != 0:
+        lib = _load()
+        raise DDLError(status, lib.ddl_status_string(status).decode(), lib.ddl_last_error().decode())
+
+
+def _buffer(obj):
+    """(address, element count, ddl dtype code) of a contiguous CPU array or tensor."""
+    if hasattr(obj, "data_ptr"):  # a torch.Tensor
+        if obj.device.type != "cpu":
+            raise ValueError(f"ddl: tensor on {obj.device}: only CPU tensors are supported")
+        if not obj.is_contiguous():
+            raise ValueError("ddl: the tensor is not contiguous; call .contiguous() first")
+        name = str(obj.dtype).replace("torch.", "")
+        ptr, count = obj.data_ptr(), obj.numel()
+    elif hasattr(obj, "__array_interface__"):  # a NumPy array
+        if not obj.flags["C_CONTIGUOUS"]:
+            raise ValueError("ddl: the array is not C-contiguous; use numpy.ascontiguousarray")
+        if not obj.flags["WRITEABLE"]:
+            raise ValueError("ddl: the array is read-only")
+        name = obj.dtype.name
+        ptr, count = obj.__array_interface__["data"][0], obj.size
+    else:
+        raise TypeError(f"ddl: {type(obj).__name__} is neither a NumPy array nor a torch tensor")
+    if name not in DTYPES:
+        raise TypeError(f"ddl: type {name} is not supported (supported: {', '.join(DTYPES)})")
+    return ptr, count, DTYPES[name]
+
+
+class Comm:
+    """A ddl communicator over all MPI ranks (MPI is initialised if needed).
+
+    Layout and helper mode come from the environment (DDL_LANES, DDL_GPUS_PER_NODE,
+    DDL_NODE_SIZE, DDL_HELPERS; the Slurm plugin sets them); keyword arguments
+    override them.  Collective: every rank creates it."""
+
+    def __init__(self, lanes=None, gpus_per_node=None, node_size=None, helpers=None):
+        lib = _load()
+        cfg = _Config()
+        _check(lib.ddl_config_init(ctypes.byref(cfg)))
+        if lanes is not None:
+            cfg.lanes = lanes
+        if gpus_per_node is not None:
+            cfg.gpus_per_node = gpus_per_node
+        if node_size is not None:
+            cfg.node_size = node_size
+        if helpers is not None:
+            if helpers not in _HELPER_MODES:
+                raise ValueError(f"ddl: helpers={helpers!r}: use 'collective' or 'serve'")
+            cfg.helper_mode = _HELPER_MODES[helpers]
+        self.helpers = [k for k, v in _HELPER_MODES.items() if v == cfg.helper_mode][0]
+        _check(lib.ddl_init_mpi())
+        handle = ctypes.c_void_p()
+        _check(lib.ddl_comm_create_world(ctypes.byref(cfg), ctypes.byref(handle)))
+        self._handle = handle
+        info = _Info()
+        _check(lib.ddl_comm_info(handle, ctypes.byref(info)))
+        for name, _ in _Info._fields_:
+            setattr(self, name, getattr(info, name))
+        self.is_owner = info.role == 0
+
+    def allreduce(self, buf, op="sum", out=None):
+        """Allreduce buf into out (or in place).  Returns the result object."""
+        if op not in OPS:
+            raise ValueError(f"ddl: op {op!r} is not one of {', '.join(OPS)}")
+        ptr, count, dtype = _buffer(buf)
+        target = buf
+        send = ctypes.c_void_p(ptr)
+        if out is not None:
+            optr, ocount, odtype = _buffer(out)
+            if (ocount, odtype) != (count, dtype):
+                raise ValueError("ddl: out must have the size and type of buf")
+            target = out
+        else:
+            optr = ptr
+        _check(_load().ddl_allreduce(send, ctypes.c_void_p(optr), count, dtype, OPS[op], self._handle))
+        return target
+
+    def serve(self):
+        """Helpers in serve mode: take part in the owners' collectives until they destroy the communicator."""
+        _check(_load().ddl_serve(self._handle))
+
+    def destroy(self):
+        if self._handle is not None:
+            _check(_load().ddl_comm_destroy(self._handle))
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+        return False
+
+
+def finalize():
+    """Finalise MPI if ddl initialised it."""
+    _check(_load().ddl_finalize_mpi())

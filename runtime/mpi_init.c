@@ -1,0 +1,35 @@
+/* MPI for programs that have none of their own: the Python binding and
+ * ddl-helper. */
+#include "config.h"
+
+#include "comm.h"
+#include "log.h"
+
+static int initialised_here;
+
+ddl_status_t ddl_init_mpi(void)
+{
+    int done = 0, provided;
+    MPI_Initialized(&done);
+    if (done)
+        return DDL_OK;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Init_thread failed: start the program with srun --mpi=pmix or mpirun");
+    initialised_here = 1;
+    return DDL_OK;
+}
+
+ddl_status_t ddl_finalize_mpi(void)
+{
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (initialised_here && !finalized)
+        MPI_Finalize();
+    initialised_here = 0;
+    return DDL_OK;
+}
+
+ddl_status_t ddl_comm_create_world(const ddl_config_t *cfg, ddl_comm_t **out)
+{
+    return ddl_comm_create(MPI_COMM_WORLD, cfg, out);
+}

@@ -1,0 +1,64 @@
+#!/bin/bash
+# The Python binding under mpirun, then the DDP hook against gloo: the example
+# trained under srun on the 2-node test cluster, once with gloo's allreduce and
+# once with --ddl-lanes=2 and the DDL hook (helpers run ddl-helper); losses equal
+# within float tolerance at every step, parameters identical on every rank.
+. "$(dirname "$0")/../mpi/lib.sh"
+PY=/usr/bin/python3
+if ! $PY -c 'import torch, numpy' 2> /dev/null; then
+    echo "SKIP: $PY has no torch and numpy (Debian: python3-torch python3-numpy)"
+    exit 77
+fi
+export DDL_LIBRARY=$top_builddir/.libs/libddl.so PYTHONPATH=$top_srcdir/python OMP_NUM_THREADS=1
+before=$(shm_segments)
+
+for layout in "4 2 2" "3 1 0"; do
+    set -- $layout
+    if DDL_LANES=$2 DDL_NODE_SIZE=$3 timeout 300 $MPIRUN -n "$1" $PY "$top_srcdir/tests/python/test_binding.py" < /dev/null; then
+        pass "binding: $1 ranks, $2 lanes"
+    else
+        fail "binding: $1 ranks, $2 lanes"
+    fi
+done
+
+cluster=$top_srcdir/tests/slurm/cluster.sh
+if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ]; then
+    echo "the DDP comparison needs root, Slurm and the built plugin: not run"
+    finish
+    exit $?
+fi
+export DDL_CLUSTER_DIR=/tmp/ddl-cluster-py-$$ DDL_CLUSTER_PORT=28817
+trap '"$cluster" stop' EXIT
+DDL_CLUSTER_HELPERS=daemon "$cluster" start 2 > /dev/null || { fail "cluster did not start"; finish; exit 1; }
+export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf OMPI_MCA_mpi_yield_when_idle=1
+# The emulated nodes' names do not resolve: the rendezvous is on this host.
+export MASTER_ADDR=127.0.0.1
+dir=$(mktemp -d)
+train() { # HOOK LANES
+    timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes="$2" $PY "$top_srcdir/examples/ddp_train.py" \
+        --hook "$1" --steps 20 --json "$dir/$1.json"
+}
+if train gloo 1 > "$dir/gloo.txt" 2>&1 && train ddl 2 > "$dir/ddl.txt" 2>&1; then
+    tail -1 "$dir/gloo.txt"; tail -1 "$dir/ddl.txt"
+    if $PY - "$dir/gloo.json" "$dir/ddl.json" <<'PYEOF'
+import json, sys
+g, d = (json.load(open(p)) for p in sys.argv[1:3])
+assert g["world"] == d["world"] == 2, (g["world"], d["world"])
+assert g["identical"] and d["identical"], "parameters differ between ranks"
+for step, (a, b) in enumerate(zip(g["losses"], d["losses"])):
+    assert abs(a - b) <= 1e-5 * max(1.0, abs(a)), f"step {step}: loss {a} with gloo, {b} with ddl"
+worst = max(abs(a - b) for a, b in zip(g["params"], d["params"]))
+assert worst <= 1e-5, f"final parameters differ by {worst}"
+print(f"losses equal at all {len(g['losses'])} steps; final parameters within {worst:.2e}")
+PYEOF
+    then
+        pass "DDP with the DDL hook (2 nodes x 1 GPU x 2 lanes) learns as with gloo"
+    else
+        fail "DDP with the DDL hook differs from gloo"
+    fi
+else
+    fail "a training run failed"; tail -20 "$dir"/*.txt
+fi
+rm -rf "$dir"
+[ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
+finish

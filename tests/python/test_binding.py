@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""The Python binding under mpirun (every rank calls, collective mode): every
+type NumPy and torch share with the runtime, in place and out of place, against
+a reference computed here from all ranks' inputs; errors as exceptions."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import ddl  # noqa: E402
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL rank {comm.rank}: {what}", flush=True)
+
+
+def inputs(n, owner, dtype):
+    """Owner o's input: small integers, exact in every type, so sums are exact."""
+    return (np.arange(n) * (owner + 1) % 7 - 3).astype(dtype)
+
+
+comm = ddl.Comm()
+owners = comm.owner_size if comm.is_owner else comm.gpus_per_node * comm.nnodes
+me = comm.owner_rank if comm.is_owner else 0
+for dtype in ["float32", "float64", "float16", "int8", "uint8", "int32", "uint32", "int64", "uint64"]:
+    for op in ["sum", "max", "min", "avg"]:
+        for n in [0, 1, 13, 70001]:
+            stack = np.stack([inputs(n, o, dtype) for o in range(owners)])
+            integer = np.dtype(dtype).kind in "iu"
+            # The reference, serially: integers wrap in their type, floats in double.
+            total = stack.sum(0, dtype=dtype if integer else np.float64)
+            if op == "sum":
+                ref = total
+            elif op == "max":
+                ref = stack.max(0)
+            elif op == "min":
+                ref = stack.min(0)
+            else:
+                ref = np.floor_divide(total, owners).astype(dtype) if integer else total / owners
+            all_in = list(stack)
+            buf = all_in[me].copy()
+            out = np.full_like(buf, 0x55)
+            res = comm.allreduce(buf, op=op, out=out)
+            got_in = comm.allreduce(buf, op=op)
+            if not comm.is_owner:
+                continue
+            check(res is out, "out= is returned")
+            exact = np.array_equal(out, np.asarray(ref).astype(dtype)) if integer else \
+                np.allclose(out.astype(np.float64), ref, atol=1e-3)
+            check(exact, f"numpy {dtype} {op} n={n} out-of-place")
+            check(np.array_equal(out, got_in), f"numpy {dtype} {op} n={n}: in-place differs from out-of-place")
+
+for dtype in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64]:
+    t = torch.arange(1000, dtype=torch.float64).to(dtype) * 0 + (me + 1)
+    comm.allreduce(t, op="sum")
+    if comm.is_owner:
+        check(bool((t.double() == owners * (owners + 1) / 2).all()), f"torch {dtype} sum")
+
+# Errors: Python exceptions with the runtime's or the binding's message.
+try:
+    comm.allreduce(np.zeros(4, dtype=np.complex64))
+    check(False, "complex accepted")
+except TypeError as e:
+    check("not supported" in str(e), f"complex: {e}")
+try:
+    comm.allreduce(np.zeros((4, 4), dtype=np.float32)[:, 1])
+    check(False, "non-contiguous accepted")
+except ValueError as e:
+    check("contiguous" in str(e), f"non-contiguous: {e}")
+try:
+    comm.allreduce(np.zeros(4, dtype=np.float32), op="median")
+    check(False, "op median accepted")
+except ValueError as e:
+    check("median" in str(e), f"bad op: {e}")
+handle = comm._handle
+comm.destroy()
+comm._handle = handle  # the destroyed communicator, as a careless caller would keep it
+try:
+    comm.allreduce(np.zeros(4, dtype=np.float32))
+    check(False, "a destroyed communicator accepted")
+except ddl.DDLError as e:
+    check(e.status == -1 and "not a live communicator" in str(e), f"runtime error: {e}")
+comm._handle = None
+ddl.finalize()
+print(f"binding rank {comm.rank}: {passed} passed, {failed} failed", flush=True)
+sys.exit(1 if failed else 0)
