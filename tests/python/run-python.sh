@@ -40,17 +40,7 @@ train() { # HOOK LANES
 }
 if train gloo 1 > "$dir/gloo.txt" 2>&1 && train ddl 2 > "$dir/ddl.txt" 2>&1; then
     tail -1 "$dir/gloo.txt"; tail -1 "$dir/ddl.txt"
-    if $PY - "$dir/gloo.json" "$dir/ddl.json" <<'PYEOF'
-import json, sys
-g, d = (json.load(open(p)) for p in sys.argv[1:3])
-assert g["world"] == d["world"] == 2, (g["world"], d["world"])
-assert g["identical"] and d["identical"], "parameters differ between ranks"
-for step, (a, b) in enumerate(zip(g["losses"], d["losses"])):
-    assert abs(a - b) <= 1e-5 * max(1.0, abs(a)), f"step {step}: loss {a} with gloo, {b} with ddl"
-worst = max(abs(a - b) for a, b in zip(g["params"], d["params"]))
-assert worst <= 1e-5, f"final parameters differ by {worst}"
-print(f"losses equal at all {len(g['losses'])} steps; final parameters within {worst:.2e}")
-PYEOF
+    if $PY "$top_srcdir/examples/compare_ddp.py" "$dir/gloo.json" "$dir/ddl.json" 1e-5
     then
         pass "DDP with the DDL hook (2 nodes x 1 GPU x 2 lanes) learns as with gloo"
     else
