@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ void ddl_spank_policy_defaults(ddl_spank_policy_t *p)
     p->max_lanes = 16;
     p->bind = 1;
     p->helpers = DDL_SPANK_HELPERS_DAEMON;
+    p->nrails = 0;
     snprintf(p->helper_path, sizeof(p->helper_path), "%s", DDL_HELPER_PATH);
 }
 
@@ -31,6 +33,26 @@ int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *l
     }
     *lanes = (int)v;
     return 0;
+}
+
+/* "eth0,ib0": interface names of letters, digits, '.', '_' and '-'. */
+static int parse_rails(const char *val, ddl_spank_policy_t *p)
+{
+    p->nrails = 0;
+    while (*val) {
+        size_t n = strcspn(val, ",");
+        if (n == 0 || n >= sizeof(p->rails[0]) || p->nrails == 8)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            if (!isalnum((unsigned char)val[i]) && !strchr("._-", val[i]))
+                return -1;
+        memcpy(p->rails[p->nrails], val, n);
+        p->rails[p->nrails++][n] = '\0';
+        val += n;
+        if (*val == ',' && *++val == '\0')
+            return -1;
+    }
+    return p->nrails ? 0 : -1;
 }
 
 int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen)
@@ -62,9 +84,11 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
             bad = val[0] != '/' || strlen(val) >= sizeof(p->helper_path);
             if (!bad)
                 snprintf(p->helper_path, sizeof(p->helper_path), "%s", val);
+        } else if (klen == 5 && strncmp(arg, "rails", klen) == 0) {
+            bad = parse_rails(val, p);
         } else {
             snprintf(err, errlen, "unknown plugstack argument '%.*s' (known: default_lanes, max_lanes, bind, "
-                     "helpers, helper)", (int)klen, arg);
+                     "helpers, helper, rails)", (int)klen, arg);
             return -1;
         }
         if (bad) {

@@ -14,11 +14,15 @@ typedef struct {
     int bind;          /* bind each task to its planned core */
     ddl_spank_helpers_t helpers;
     char helper_path[512];
+    /* Network interfaces of the node's rails: lane k's MPI traffic goes over
+     * rail k mod nrails (Open MPI's TCP interface selection), when lanes > 1. */
+    char rails[8][32];
+    int nrails;
 } ddl_spank_policy_t;
 
 void ddl_spank_policy_defaults(ddl_spank_policy_t *p);
 /* Parse plugstack arguments "key=value": default_lanes, max_lanes, bind,
- * helpers, helper.  Returns 0, or -1 with the offending argument named in err. */
+ * helpers, helper, rails (interface names, comma-separated).  Returns 0, or -1 with the offending argument named in err. */
 int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen);
 /* Parse a lane count from `source` ("--ddl-lanes", "DDL_LANES", ...): an integer
  * from 1 to max.  Returns 0, or -1 with a message for the user in err. */

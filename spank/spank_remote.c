@@ -226,7 +226,18 @@ int ddl_remote_task_init(spank_t sp)
         fprintf(stderr, "ddl: cannot set the task's environment\n");
         return -1;
     }
-    if (ddl_spank.policy.bind)
+    const ddl_spank_policy_t *pol = &ddl_spank.policy;
+    if (pol->nrails > 0 && remote.plan.lanes > 1) {
+        /* Lane k sends over rail k mod R, so that the lanes drive all links. */
+        const char *rail = pol->rails[tp->lane % pol->nrails];
+        rc |= spank_setenv(sp, "DDL_RAIL", rail, 1) != ESPANK_SUCCESS;
+        rc |= spank_setenv(sp, "OMPI_MCA_btl_tcp_if_include", rail, 1) != ESPANK_SUCCESS;
+        if (rc) {
+            fprintf(stderr, "ddl: cannot set the task's rail\n");
+            return -1;
+        }
+    }
+    if (pol->bind)
         bind_task(task, tp);
     if (!owner && daemon) {
         int argc = 0;

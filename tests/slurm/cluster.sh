@@ -10,6 +10,11 @@
 #
 # State lives in $DDL_CLUSTER_DIR (default /tmp/ddl-cluster-$UID).  stop ends only
 # the daemons this script started (by their pid files) and removes the directory.
+#
+# With DDL_CLUSTER_NETNS=PREFIX the daemons run in network namespaces made by
+# bench/emu-cluster.sh: slurmctld in PREFIX-hub, slurmd nN in PREFIX-nN, talking
+# over rail 0 (10.77.0.0/24); DDL_CLUSTER_RAILS (e.g. rail0,rail1) goes to the
+# plugin, and Slurm clients must run in PREFIX-hub.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
@@ -22,6 +27,13 @@ die() { echo "cluster: $*" >&2; exit 1; }
 
 pids_of() { cat "$dir"/run/*.pid 2>/dev/null || true; }
 
+netns=${DDL_CLUSTER_NETNS:-}
+# Run a command in the namespace of the hub (slurmctld, clients) or of node N.
+in_hub() { if [ -n "$netns" ]; then nsenter --net="/run/netns/$netns-hub" "$@"; else "$@"; fi; }
+in_node() { local n=$1; shift; if [ -n "$netns" ]; then nsenter --net="/run/netns/$netns-n$n" "$@"; else "$@"; fi; }
+ctld_addr() { if [ -n "$netns" ]; then echo 10.77.0.254; else echo 127.0.0.1; fi; }
+node_addr() { if [ -n "$netns" ]; then echo "10.77.0.$1"; else echo 127.0.0.1; fi; }
+
 write_config() {
     local nodes=$1 host
     host=$(hostname)
@@ -31,13 +43,13 @@ write_config() {
     done
     local node_lines="" names=""
     for n in $(seq 1 "$nodes"); do
-        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=127.0.0.1 Port=$((ctld_port + 10 + n)) CPUs=16 Boards=1 \
+        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=$(node_addr "$n") Port=$((ctld_port + 10 + n)) CPUs=16 Boards=1 \
 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 State=UNKNOWN"$'\n'
         names+="${names:+,}n$n"
     done
     cat > "$conf" <<CONF
 ClusterName=ddltest
-SlurmctldHost=$host(127.0.0.1)
+SlurmctldHost=$host($(ctld_addr))
 SlurmctldPort=$ctld_port
 SlurmdPort=$((ctld_port + 10))
 SlurmUser=root
@@ -86,7 +98,7 @@ CONF
     # task 0 to the same CPU.  Bind only on a single node.
     local bind=${DDL_CLUSTER_BIND:-$([ "$nodes" -eq 1 ] && echo yes || echo no)}
     cat > "$dir/etc/plugstack.conf" <<CONF
-required $top_builddir/.libs/spank_ddl.so max_lanes=8 helpers=${DDL_CLUSTER_HELPERS:-daemon} helper=$top_builddir/ddl-helper bind=$bind
+required $top_builddir/.libs/spank_ddl.so max_lanes=8 helpers=${DDL_CLUSTER_HELPERS:-daemon} helper=$top_builddir/ddl-helper bind=$bind${DDL_CLUSTER_RAILS:+ rails=$DDL_CLUSTER_RAILS}
 CONF
 }
 
@@ -108,11 +120,11 @@ wait_idle() {
     local nodes=$1
     for _ in $(seq 150); do
         local idle
-        idle=$(sinfo -h -N -o '%t' 2>/dev/null | grep -c '^idle' || true)
+        idle=$(in_hub sinfo -h -N -o '%t' 2>/dev/null | grep -c '^idle' || true)
         [ "$idle" -ge "$nodes" ] && return 0
         sleep 0.2
     done
-    sinfo -N 2>&1 || true
+    in_hub sinfo -N 2>&1 || true
     tail -20 "$dir"/log/*.log >&2 || true
     die "nodes did not become idle in 30 s"
 }
@@ -127,10 +139,10 @@ start() {
     write_config "$nodes"
     start_munge
     export SLURM_CONF=$conf
-    slurmctld -c -f "$conf"
+    in_hub slurmctld -c -f "$conf"
     for n in $(seq 1 "$nodes"); do
         mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"
-        unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
+        in_node "$n" unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
     done
     wait_idle "$nodes"
     echo "cluster: $nodes node(s) up; export SLURM_CONF=$conf"
@@ -141,8 +153,8 @@ stop() {
     # End this cluster's jobs first, so that no step outlives its slurmd.
     if [ -f "$conf" ] && [ -n "$(pids_of)" ]; then
         export SLURM_CONF=$conf
-        squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null || true
-        for _ in $(seq 50); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.2; done
+        for job in $(in_hub squeue -h -o %i 2>/dev/null); do in_hub scancel "$job" 2>/dev/null || true; done
+        for _ in $(seq 50); do [ -z "$(in_hub squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.2; done
     fi
     pids=$(pids_of)
     for p in $pids; do kill "$p" 2>/dev/null || true; done

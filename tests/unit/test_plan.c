@@ -235,6 +235,16 @@ START_TEST(test_plugstack_args)
         ck_assert_msg(ddl_spank_policy_parse(1, &bad[i].arg, &p, err, sizeof(err)) == -1, "%s accepted", bad[i].arg);
         ck_assert_msg(strstr(err, bad[i].text) != NULL, "%s: '%s'", bad[i].arg, err);
     }
+    char *rails_ok[] = {"rails=rail0,eth1.2,ib_0"};
+    ddl_spank_policy_defaults(&p);
+    ck_assert_int_eq(ddl_spank_policy_parse(1, rails_ok, &p, err, sizeof(err)), 0);
+    ck_assert_int_eq(p.nrails, 3);
+    ck_assert_str_eq(p.rails[1], "eth1.2");
+    char *rails_bad[] = {"rails=", "rails=a,,b", "rails=a,", "rails=e th0", "rails=$(x)"};
+    for (int i = 0; i < 5; i++) {
+        ddl_spank_policy_defaults(&p);
+        ck_assert_msg(ddl_spank_policy_parse(1, &rails_bad[i], &p, err, sizeof(err)) == -1, "%s accepted", rails_bad[i]);
+    }
     ddl_spank_policy_defaults(&p);
     char *over[] = {"max_lanes=2", "default_lanes=4"};
     ck_assert_int_eq(ddl_spank_policy_parse(2, over, &p, err, sizeof(err)), -1);

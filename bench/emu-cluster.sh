@@ -1,0 +1,89 @@
+#!/bin/bash
+# An emulated multi-rail cluster on this host, as root: NODES network
+# namespaces, each with RAILS links (veth pairs; rail k of every node on bridge k
+# of a hub namespace, as in rail-optimised fabrics), every link capped with tbf
+# at RATE on both ends (netem is not available here), and one slurmd per node
+# (tests/slurm/cluster.sh) with the plugin told the rails: lane k of a node sends
+# over rail k mod RAILS.  Addresses: 10.77.<rail>.<node>, the hub .254.
+#
+#   bench/emu-cluster.sh start [NODES=2] [RAILS=2] [RATE=1gbit]
+#   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
+#   bench/emu-cluster.sh counters      bytes sent per node and rail
+#   bench/emu-cluster.sh stop          tear everything down, leaving nothing
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+prefix=${DDL_EMU_PREFIX:-ddlemu}
+export DDL_CLUSTER_DIR=${DDL_CLUSTER_DIR:-/tmp/ddl-emu-$(id -u)}
+export DDL_CLUSTER_PORT=${DDL_CLUSTER_PORT:-46817}
+export DDL_CLUSTER_NETNS=$prefix
+state=$DDL_CLUSTER_DIR.net
+
+die() { echo "emu-cluster: $*" >&2; exit 1; }
+
+make_net() {
+    local nodes=$1 rails=$2 rate=$3
+    ip netns add "$prefix-hub"
+    ip -n "$prefix-hub" link set lo up
+    for k in $(seq 0 $((rails - 1))); do
+        ip -n "$prefix-hub" link add "rail$k" type bridge
+        ip -n "$prefix-hub" addr add "10.77.$k.254/24" dev "rail$k"
+        ip -n "$prefix-hub" link set "rail$k" up
+    done
+    for n in $(seq 1 "$nodes"); do
+        ip netns add "$prefix-n$n"
+        ip -n "$prefix-n$n" link set lo up
+        for k in $(seq 0 $((rails - 1))); do
+            ip link add "h$n-$k" netns "$prefix-hub" type veth peer name "rail$k" netns "$prefix-n$n"
+            ip -n "$prefix-hub" link set "h$n-$k" master "rail$k" up
+            ip -n "$prefix-n$n" addr add "10.77.$k.$n/24" dev "rail$k"
+            ip -n "$prefix-n$n" link set "rail$k" up
+            # Both ends: the node's sends and its receives are capped.
+            tc -n "$prefix-n$n" qdisc add dev "rail$k" root tbf rate "$rate" burst 256kb latency 50ms
+            tc -n "$prefix-hub" qdisc add dev "h$n-$k" root tbf rate "$rate" burst 256kb latency 50ms
+        done
+    done
+    echo "$nodes $rails $rate" > "$state"
+}
+
+del_net() {
+    for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-" || true); do
+        ip netns del "$ns"
+    done
+    rm -f "$state"
+}
+
+case "${1:-}" in
+start)
+    nodes=${2:-2} rails=${3:-2} rate=${4:-1gbit}
+    [ "$(id -u)" -eq 0 ] || die "must run as root"
+    [ "$nodes" -ge 2 ] && [ "$nodes" -le 4 ] || die "NODES must be 2 to 4"
+    [ "$rails" -ge 1 ] && [ "$rails" -le 4 ] || die "RAILS must be 1 to 4"
+    "$0" stop > /dev/null 2>&1 || true
+    make_net "$nodes" "$rails" "$rate"
+    DDL_CLUSTER_RAILS=$(seq -s, -f 'rail%g' 0 $((rails - 1))) DDL_CLUSTER_BIND=no \
+        "$top/tests/slurm/cluster.sh" start "$nodes" || { del_net; exit 1; }
+    echo "emu-cluster: $nodes nodes x $rails rails at $rate; run clients with: $0 run srun ..."
+    ;;
+run)
+    shift
+    export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf
+    exec nsenter --net="/run/netns/$prefix-hub" "$@"
+    ;;
+counters)
+    read -r nodes rails _ < "$state" || die "not started"
+    for n in $(seq 1 "$nodes"); do
+        for k in $(seq 0 $((rails - 1))); do
+            echo "n$n rail$k tx_bytes $(ip netns exec "$prefix-n$n" cat "/sys/class/net/rail$k/statistics/tx_bytes")"
+        done
+    done
+    ;;
+stop)
+    "$top/tests/slurm/cluster.sh" stop || true
+    del_net
+    ;;
+*)
+    echo "usage: $0 start [NODES] [RAILS] [RATE] | run CMD... | counters | stop" >&2
+    exit 2
+    ;;
+esac

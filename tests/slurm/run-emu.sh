@@ -1,0 +1,58 @@
+#!/bin/bash
+# Smoke run of the emulated multi-rail cluster (bench/emu-cluster.sh): 2 nodes in
+# network namespaces with 2 capped rails each; ddl-bench through srun
+# --ddl-lanes=2 must be right and must have sent over both rails of both nodes
+# (interface byte counters); tear-down leaves no namespace.
+. "$(dirname "$0")/../mpi/lib.sh"
+emu=$top_srcdir/bench/emu-cluster.sh
+if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ] ||
+   ! ip netns list > /dev/null 2>&1; then
+    echo "SKIP: needs root, Slurm, network namespaces and the built plugin"
+    exit 77
+fi
+export DDL_EMU_PREFIX=ddlt$$ DDL_CLUSTER_DIR=/tmp/ddl-emu-test-$$ DDL_CLUSTER_PORT=27817
+trap '"$emu" stop > /dev/null 2>&1' EXIT
+"$emu" start 2 2 1gbit > /dev/null || { fail "the emulated cluster did not start"; finish; exit 1; }
+export OMPI_MCA_mpi_yield_when_idle=1
+before=$("$emu" counters)
+out=$("$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" -m ddl \
+    -b 1M -e 4M -f 4 -n 2 -w 1 2>&1)
+after=$("$emu" counters)
+if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 GPUs x 2 lanes' <<< "$out"; then
+    pass "ddl-bench across 2 emulated nodes with 2 rails"
+else
+    fail "ddl-bench on the emulated cluster"; echo "$out" | tail -10
+fi
+# Each rail of each node carried at least 2 MB of the run, and neither rail all of it.
+while read -r node rail _ bytes; do
+    old=$(awk -v n="$node" -v r="$rail" '$1 == n && $2 == r {print $4}' <<< "$before")
+    sent=$((bytes - old))
+    total=$(awk -v n="$node" '$1 == n {s += $4} END {print s}' <<< "$after")
+    total_before=$(awk -v n="$node" '$1 == n {s += $4} END {print s}' <<< "$before")
+    share=$((100 * sent / (total - total_before + 1)))
+    if [ "$sent" -ge 2000000 ] && [ "$share" -ge 25 ]; then
+        pass "$node $rail sent $sent bytes ($share% of the node's)"
+    else
+        fail "$node $rail sent $sent bytes ($share% of the node's): the lanes do not use every rail"
+    fi
+done <<< "$after"
+# The owners alone (the MPI baseline over lane 0): pinned to rail 0, so rail 1
+# stays nearly idle; Open MPI left to itself would stripe over both.
+before=$("$emu" counters)
+"$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" -m mpi \
+    -b 4M -e 4M -n 3 -w 1 > /dev/null 2>&1
+after=$("$emu" counters)
+for node in n1 n2; do
+    r0=$(( $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$before") ))
+    r1=$(( $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$before") ))
+    if [ "$r0" -ge 4000000 ] && [ "$r1" -le $((r0 / 20)) ]; then
+        pass "$node: lane 0 kept to rail0 ($r0 bytes on rail0, $r1 on rail1)"
+    else
+        fail "$node: lane 0 not kept to rail0 ($r0 bytes on rail0, $r1 on rail1)"
+    fi
+done
+"$emu" stop > /dev/null 2>&1
+trap - EXIT
+left=$(ip netns list | grep "^ddlt$$-" || true)
+[ -z "$left" ] && pass "no network namespace left" || fail "namespaces left: $left"
+finish
