@@ -3,7 +3,7 @@
 #include "algo.h"
 
 const char *const ddl_algo_names[] = {"auto", "mpi", "lane", NULL};
-const char *const ddl_inter_algo_names[] = {"auto", "ring", "rd", NULL};
+const char *const ddl_inter_algo_names[] = {"auto", "ring", "rd", "rab", NULL};
 
 static const ddl_algo_desc_t algos[] = {
     {"allreduce", DDL_ALGO_AUTO, "auto",
@@ -20,6 +20,9 @@ static const ddl_algo_desc_t algos[] = {
     {"lane", DDL_INTER_RD, "rd",
      "recursive doubling, with the extra ranks of a non-power-of-two count folded in first: "
      "log2(P) steps, the whole chunk per step"},
+    {"lane", DDL_INTER_RAB, "rab",
+     "Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather, extra ranks "
+     "folded in first: 2 log2(P) steps, 2(P-1)/P of the data per rank"},
 };
 
 const ddl_algo_desc_t *ddl_algo_table(size_t *count)

@@ -72,8 +72,12 @@ static void start_chunk(ddl_comm_t *c, int i, size_t n, const lane_view_t *v)
 {
     int rank = c->info.node, size = c->info.nnodes;
     ddl_sched_t *s = &c->sched[i];
-    int nsteps = inter_algo(c, n * v->esize) == DDL_INTER_RD ? ddl_rd_build(rank, size, n, s->steps)
-                                                              : ddl_ring_build(rank, size, n, s->steps);
+    int nsteps;
+    switch (inter_algo(c, n * v->esize)) {
+    case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, s->steps); break;
+    case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
+    default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
+    }
     ddl_sched_start(s, nsteps, c->scratch[i], c->tmp[i], v->esize, v->fn);
 }
 

@@ -286,6 +286,8 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
     int max_steps = ddl_ring_max_steps(c->info.nnodes);
     if (ddl_rd_max_steps(c->info.nnodes) > max_steps)
         max_steps = ddl_rd_max_steps(c->info.nnodes);
+    if (ddl_rab_max_steps(c->info.nnodes) > max_steps)
+        max_steps = ddl_rab_max_steps(c->info.nnodes);
     c->scratch_bytes = c->set.chunk_size;
     for (int i = 0; i < DDL_NSCHED; i++) {
         c->scratch[i] = aligned_alloc(64, c->scratch_bytes);

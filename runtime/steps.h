@@ -1,7 +1,8 @@
 /* Inter-node allreduce of one chunk among the ranks of a lane, as a list of
  * steps (send, receive, combine) that an executor progresses without blocking,
  * so that two chunks can be in flight while the node reduces the next one.
- * Each algorithm only builds its step list (inter_ring.c, inter_rd.c). */
+ * Each algorithm only builds its step list (inter_ring.c, inter_rd.c,
+ * inter_rab.c). */
 #ifndef DDL_STEPS_H
 #define DDL_STEPS_H
 
@@ -31,6 +32,8 @@ int ddl_ring_max_steps(int size);
 int ddl_rd_max_steps(int size);
 int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps);
+int ddl_rab_max_steps(int size);
+int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps);
 
 typedef struct {
     MPI_Comm comm;

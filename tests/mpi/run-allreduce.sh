@@ -17,6 +17,8 @@ layouts="
 3 1 2 serve      DDL_ALGO=lane
 3 2 1 collective DDL_ALGO=lane
 3 2 1 collective DDL_ALGO=lane:DDL_LANE_ALGO=rd
+3 1 2 collective DDL_ALGO=lane:DDL_LANE_ALGO=rab
+4 1 1 serve      DDL_ALGO=lane:DDL_LANE_ALGO=rab
 2 2 1 collective DDL_ALGO=auto
 1 3 1 collective DDL_ALGO=mpi
 "

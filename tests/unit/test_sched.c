@@ -109,12 +109,16 @@ END_TEST
 START_TEST(test_recursive_doubling) { check_algo(ddl_rd_build, ddl_rd_max_steps); }
 END_TEST
 
+START_TEST(test_rabenseifner) { check_algo(ddl_rab_build, ddl_rab_max_steps); }
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched");
     TCase *tc = tcase_create("sched");
     tcase_add_test(tc, test_ring);
     tcase_add_test(tc, test_recursive_doubling);
+    tcase_add_test(tc, test_rabenseifner);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
