@@ -179,8 +179,11 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
     if (owner)
         post_request(c, sendbuf, recvbuf, count, dtype, op);
     const ddl_request_t *mine = &c->node.ctrl->slots[in->local_rank].req;
-    /* Rounds as large as the stage area: the same on every rank. */
-    size_t round = c->set.stage_size / v.esize;
+    /* Staged buffers go through in rounds as large as the stage area; when every
+     * owner's buffers are shared, one round takes the whole message.  A staged
+     * owner fills its first round before the first barrier; everyone learns
+     * after it whether any owner stages, so all ranks cut the same rounds. */
+    size_t stage_elems = c->set.stage_size / v.esize, round = stage_elems;
     ddl_status_t st = DDL_OK;
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
         size_t n = count - r0 < round ? count - r0 : round;
@@ -189,10 +192,16 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
             break;
+        int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
             const ddl_request_t *rq = &c->node.ctrl->slots[g * in->lanes].req;
+            staged |= rq->in_kind == DDL_LOC_STAGE || rq->out_kind == DDL_LOC_STAGE;
             v.in[g] = loc_ptr(c, g, rq->in_kind, rq->in_off, r0 * v.esize);
             v.out[g] = (char *)loc_ptr(c, g, rq->out_kind, rq->out_off, r0 * v.esize);
+        }
+        if (r0 == 0 && !staged) {
+            round = count;
+            n = count;
         }
         size_t off, len;
         ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
