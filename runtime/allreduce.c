@@ -59,6 +59,9 @@ static ddl_status_t check_same_args(int64_t count, ddl_dtype_t dtype, ddl_redop_
 
 static ddl_algo_id_t choose(const ddl_comm_t *c, size_t bytes)
 {
+    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    if (band)
+        return (ddl_algo_id_t)band->algo;
     if (c->set.algo != DDL_ALGO_AUTO)
         return (ddl_algo_id_t)c->set.algo;
     return bytes < c->set.mpi_threshold ? DDL_ALGO_MPI : DDL_ALGO_LANE;

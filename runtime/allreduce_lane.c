@@ -61,19 +61,14 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
     }
 }
 
-static int inter_algo(const ddl_comm_t *c, size_t bytes)
-{
-    if (c->set.lane_algo != DDL_INTER_AUTO)
-        return c->set.lane_algo;
-    return bytes < c->set.rd_threshold ? DDL_INTER_RD : DDL_INTER_RING;
-}
-
 static void start_chunk(ddl_comm_t *c, int i, size_t n, const lane_view_t *v)
 {
     int rank = c->info.node, size = c->info.nnodes;
     ddl_sched_t *s = &c->sched[i];
-    int nsteps;
-    switch (inter_algo(c, n * v->esize)) {
+    int nsteps, algo = c->lane_algo_now;
+    if (algo == DDL_INTER_AUTO) /* the auto rule is applied per chunk */
+        algo = c->set.rd_threshold > n * v->esize ? DDL_INTER_RD : DDL_INTER_RING;
+    switch (algo) {
     case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, s->steps); break;
     case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
     default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
@@ -113,7 +108,7 @@ static ddl_status_t finish_chunk(ddl_comm_t *c, int i)
 
 static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
 {
-    size_t per = c->scratch_bytes / v->esize;
+    size_t per = c->chunk_now / v->esize;
     size_t nchunks = (n + per - 1) / per;
     ddl_status_t st = DDL_OK;
     for (size_t k = 0; k <= nchunks && st == DDL_OK; k++) {
@@ -162,6 +157,8 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
     rq->dtype = dtype;
     rq->op = op;
     rq->shutdown = 0;
+    rq->lane_algo = c->lane_algo_now;
+    rq->chunk = c->chunk_now;
     rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
     rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
     if (c->helper_mode == DDL_HELPERS_SERVE)
@@ -176,6 +173,17 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
     lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
                      .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
                      .fn = ddl_reduce_fn(dtype, op)};
+    /* A tuning band may set the lane algorithm and a smaller chunk for this
+     * size; in serve mode the helpers take the owner's choice from its request. */
+    if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
+        const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, count * v.esize);
+        c->lane_algo_now = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
+        c->chunk_now = band && band->chunk && band->chunk < c->scratch_bytes ? band->chunk : c->scratch_bytes;
+    } else {
+        const ddl_request_t *rq = &c->node.ctrl->slots[in->gpu * in->lanes].req;
+        c->lane_algo_now = rq->lane_algo;
+        c->chunk_now = rq->chunk;
+    }
     if (owner)
         post_request(c, sendbuf, recvbuf, count, dtype, op);
     const ddl_request_t *mine = &c->node.ctrl->slots[in->local_rank].req;

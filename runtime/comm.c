@@ -9,6 +9,7 @@
 
 #include "bootstrap.h"
 #include "comm.h"
+#include "algo.h"
 #include "lanemap.h"
 #include "log.h"
 
@@ -65,11 +66,13 @@ static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
 static ddl_status_t agree_settings(ddl_comm_t *c)
 {
     static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_RD_THRESHOLD",
-                                        "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS"};
+                                        "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS",
+                                        "DDL_TUNING_FILE"};
     enum { N = sizeof(names) / sizeof(names[0]) };
     const ddl_settings_t *s = &c->set;
     int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, (int64_t)s->rd_threshold,
-                           (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode};
+                           (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode,
+                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1)};
     int64_t ext[2 * N];
     for (int i = 0; i < N; i++)
         mine[N + i] = -mine[i];
@@ -333,6 +336,31 @@ static void log_lane_map(ddl_comm_t *c)
     free(all);
 }
 
+/* At INFO, rank 0 says once which algorithm serves which sizes, and why. */
+static void log_tuning(const ddl_comm_t *c)
+{
+    const ddl_tuning_t *t = &c->set.tuning;
+    if (c->info.rank != 0)
+        return;
+    if (t->nbands == 0) {
+        DDL_INFO(DDL_SUBSYS_COLL, "no tuning file: DDL_ALGO=%s below/above DDL_MPI_THRESHOLD=%zu bytes, lanes %s "
+                 "(DDL_RD_THRESHOLD=%zu), chunk %zu", ddl_algo_names[c->set.algo], c->set.mpi_threshold,
+                 ddl_inter_algo_names[c->set.lane_algo], c->set.rd_threshold, c->set.chunk_size);
+        return;
+    }
+    for (int i = 0; i < t->nbands; i++) {
+        const ddl_band_t *b = &t->bands[i];
+        char hi[32];
+        if (b->max == SIZE_MAX)
+            snprintf(hi, sizeof(hi), "inf");
+        else
+            snprintf(hi, sizeof(hi), "%zu", b->max);
+        DDL_INFO(DDL_SUBSYS_COLL, "sizes %zu-%s bytes: %s%s%s chunk %zu (measured: tuning file %s)", b->min, hi,
+                 ddl_algo_names[b->algo], b->lane_algo ? "/" : "", b->lane_algo ? ddl_inter_algo_names[b->lane_algo] : "",
+                 b->chunk ? b->chunk : c->set.chunk_size, c->set.tuning_path);
+    }
+}
+
 ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t **out)
 {
     int initialized = 0;
@@ -376,6 +404,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
     c->magic = DDL_COMM_LIVE;
     log_lane_map(c);
+    log_tuning(c);
     *out = c;
     return DDL_OK;
 fail:

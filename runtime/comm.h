@@ -39,6 +39,8 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
+    size_t chunk_now;            /* this call's chunk (a tuning band may lower it) */
+    int lane_algo_now;           /* this call's lane algorithm from a band, or AUTO */
     ddl_sched_t sched[DDL_NSCHED];
 
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */

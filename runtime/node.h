@@ -19,6 +19,8 @@ typedef struct {
     int32_t dtype, op;
     int32_t shutdown;          /* serve mode: the owner destroys the communicator */
     int32_t in_kind, out_kind; /* ddl_loc_kind_t */
+    int32_t lane_algo;         /* the owner's choice for this call: helpers follow it */
+    uint64_t chunk;
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
 } ddl_request_t;
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "algo.h"
 #include "log.h"
@@ -46,6 +47,9 @@ static const ddl_param_t params[] = {
      "through in rounds of this size"},
     {"DDL_HEAP_SIZE", DDL_PARAM_SIZE, "16G", NULL, 0, 0,
      "address space reserved per owner for ddl_malloc (memory is used only as allocated)"},
+    {"DDL_TUNING_FILE", DDL_PARAM_STRING, "", NULL, 0, 0,
+     "size bands and their algorithms as ddl-tune wrote them; unset: " DDL_TUNING_DEFAULT " when it exists, "
+     "else the defaults above"},
     {"DDL_DEBUG", DDL_PARAM_ENUM, "WARN", debug_levels, 0, 0,
      "log level: NONE, WARN, INFO (lane map and algorithm choices) or TRACE"},
     {"DDL_DEBUG_SUBSYS", DDL_PARAM_STRING, "ALL", NULL, 0, 0,
@@ -140,6 +144,23 @@ ddl_status_t ddl_param_bool(const char *name, int *out)
     return DDL_OK;
 }
 
+static ddl_status_t load_tuning(ddl_settings_t *s)
+{
+    const char *path = ddl_param_string("DDL_TUNING_FILE");
+    memset(&s->tuning, 0, sizeof(s->tuning));
+    s->tuning_path[0] = '\0';
+    if (!path[0]) {
+        if (access(DDL_TUNING_DEFAULT, R_OK) != 0)
+            return DDL_OK;
+        path = DDL_TUNING_DEFAULT;
+    }
+    char err[640];
+    if (ddl_tuning_load(path, &s->tuning, err, sizeof(err)) != 0)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s; fix it, run ddl-tune again, or unset DDL_TUNING_FILE", err);
+    snprintf(s->tuning_path, sizeof(s->tuning_path), "%s", path);
+    return DDL_OK;
+}
+
 ddl_status_t ddl_settings_load(ddl_settings_t *s)
 {
     ddl_status_t st;
@@ -155,6 +176,7 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
     DDL_CHECK_GOTO(ddl_param_size("DDL_CHUNK_SIZE", &s->chunk_size), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_STAGE_SIZE", &s->stage_size), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_HEAP_SIZE", &s->heap_size), st, out);
+    DDL_CHECK_GOTO(load_tuning(s), st, out);
     if (s->chunk_size < 4096)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is below the minimum of 4K", s->chunk_size);
     else if (s->stage_size < 65536)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include "ddl.h"
+#include "tuning.h"
 
 typedef enum {
     DDL_PARAM_INT,
@@ -54,6 +55,8 @@ typedef struct {
     size_t chunk_size;     /* DDL_CHUNK_SIZE */
     size_t stage_size;     /* DDL_STAGE_SIZE */
     size_t heap_size;      /* DDL_HEAP_SIZE */
+    ddl_tuning_t tuning;   /* DDL_TUNING_FILE; no bands when there is none */
+    char tuning_path[512];
 } ddl_settings_t;
 
 ddl_status_t ddl_settings_load(ddl_settings_t *s);

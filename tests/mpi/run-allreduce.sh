@@ -22,6 +22,19 @@ layouts="
 2 2 1 collective DDL_ALGO=auto
 1 3 1 collective DDL_ALGO=mpi
 "
+# A tuning file that sends each size band to another algorithm and chunk.
+tuning=$(mktemp)
+cat > "$tuning" <<'TUNING'
+# bands for the test: every path, and a gap that falls back to the defaults
+0-64 mpi
+64-4K lane/rd chunk=4K
+4K-64K lane/rab
+64K-1M lane/ring chunk=8K
+2M-inf lane/rab chunk=16K
+TUNING
+layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
+3 1 2 collective DDL_TUNING_FILE=$tuning
+"
 while read -r nodes gpus lanes helpers extra; do
     [ -n "$nodes" ] || continue
     ranks=$((nodes * gpus * lanes))
@@ -35,5 +48,6 @@ DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')"
         fail "$label (env $envs)"
     fi
 done <<< "$layouts"
+rm -f "$tuning"
 [ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
 finish

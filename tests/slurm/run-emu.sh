@@ -51,6 +51,18 @@ for node in n1 n2; do
         fail "$node: lane 0 not kept to rail0 ($r0 bytes on rail0, $r1 on rail1)"
     fi
 done
+# ddl-tune on the allocation (helpers run ddl-helper and follow the owners'
+# choices), then a run that uses its file.
+tune=$DDL_CLUSTER_DIR/tuning.conf
+"$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-tune" -b 4K -e 4M -n 2 \
+    -o "$tune" > /dev/null 2>&1
+out=$(DDL_TUNING_FILE=$tune DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL "$emu" run timeout 300 srun -N2 --gpus-per-node=1 \
+    --ddl-lanes=2 "$top_builddir/ddl-bench" -m ddl -b 4K -e 4M -f 8 -n 2 -w 1 2>&1)
+if grep -q "measured: tuning file $tune" <<< "$out" && grep -q '^# Out of bounds values : 0 OK' <<< "$out"; then
+    pass "ddl-tune wrote $(grep -vc '^#' "$tune") band(s); ddl-bench used them and was right"
+else
+    fail "ddl-tune or its file"; cat "$tune" 2>/dev/null; echo "$out" | tail -8
+fi
 "$emu" stop > /dev/null 2>&1
 trap - EXIT
 left=$(ip netns list | grep "^ddlt$$-" || true)

@@ -4,11 +4,14 @@
 #include <check.h>
 
 #include "unit.h"
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "params.h"
 #include "parse.h"
+#include "tuning.h"
 
 START_TEST(test_long)
 {
@@ -112,6 +115,55 @@ START_TEST(test_params_bad_values)
 }
 END_TEST
 
+START_TEST(test_tuning_file)
+{
+    ddl_tuning_t t;
+    char err[256];
+    const char *ok = "# written by hand\n\n0-64K mpi\n64K-16M   lane/ring chunk=512K  # comment\n"
+                     "16M-1G lane/rab\n2G-inf lane chunk=1M\n";
+    ck_assert_msg(ddl_tuning_parse(ok, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(t.nbands, 4);
+    ck_assert_uint_eq(t.bands[1].min, 65536);
+    ck_assert_uint_eq(t.bands[1].chunk, 512 * 1024);
+    ck_assert_int_eq(t.bands[2].lane_algo, 3); /* rab */
+    ck_assert_uint_eq(t.bands[3].max, SIZE_MAX);
+    ck_assert_int_eq(ddl_tuning_find(&t, 100)->algo, 1); /* mpi */
+    ck_assert_int_eq(ddl_tuning_find(&t, 65536)->lane_algo, 1);
+    ck_assert_ptr_null(ddl_tuning_find(&t, (size_t)1 << 30)); /* the gap 1G-2G */
+    ck_assert_ptr_nonnull(ddl_tuning_find(&t, (size_t)3 << 30));
+    struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"0-64K mpi\n64K-1M lane/tree\n", "line 2: 'lane/tree' is not an algorithm"},
+        {"0-64K fastest\n", "line 1: 'fastest' is not an algorithm"},
+        {"0-64K mpi/ring\n", "line 1: 'mpi/ring' is not an algorithm"},
+        {"64K mpi\n", "line 1: '64K' is not a size range"},
+        {"1M-64K mpi\n", "line 1: '1M-64K' is not a size range"},
+        {"# a\n0-1M mpi\n512K-2M lane\n", "line 3: the band starts below the end of the previous one"},
+        {"0-1M lane chunk=1K\n", "line 1: 'chunk=1K' is not chunk=SIZE"},
+        {"0-1M lane chunk=1M extra\n", "line 1: too many fields"},
+        {"0-1M\n", "line 1: '' is not an algorithm"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(ddl_tuning_parse(bad[i].text, &t, err, sizeof(err)) == -1, "accepted: %s", bad[i].text);
+        ck_assert_msg(strstr(err, bad[i].msg) != NULL, "'%s' does not say '%s'", err, bad[i].msg);
+    }
+    /* The runtime refuses a malformed file with its name and line. */
+    FILE *f = fopen("tuning-bad.conf", "w");
+    fputs("0-64K mpi\n64K-1M lane/tree\n", f);
+    fclose(f);
+    setenv("DDL_TUNING_FILE", "tuning-bad.conf", 1);
+    ddl_settings_t s;
+    ck_assert_int_eq(ddl_settings_load(&s), DDL_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(ddl_last_error(), "tuning file tuning-bad.conf, line 2"));
+    setenv("DDL_TUNING_FILE", "no-such-file.conf", 1);
+    ck_assert_int_eq(ddl_settings_load(&s), DDL_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(ddl_last_error(), "cannot open the tuning file no-such-file.conf"));
+    unsetenv("DDL_TUNING_FILE");
+    remove("tuning-bad.conf");
+}
+END_TEST
+
 int main(void)
 {
     setenv("DDL_DEBUG", "NONE", 1);
@@ -122,6 +174,7 @@ int main(void)
     tcase_add_test(tc, test_seconds_enum_bool);
     tcase_add_test(tc, test_params_defaults);
     tcase_add_test(tc, test_params_bad_values);
+    tcase_add_test(tc, test_tuning_file);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }

@@ -1,0 +1,149 @@
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "algo.h"
+#include "parse.h"
+#include "tuning.h"
+
+static int parse_algo(const char *word, ddl_band_t *b)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%s", word);
+    char *slash = strchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    int idx;
+    if (ddl_parse_enum(buf, ddl_algo_names, &idx) != 0 || idx == 0)
+        return -1;
+    b->algo = idx;
+    b->lane_algo = 0;
+    if (slash) {
+        if (idx != DDL_ALGO_LANE || ddl_parse_enum(slash + 1, ddl_inter_algo_names, &idx) != 0 || idx == 0)
+            return -1;
+        b->lane_algo = idx;
+    }
+    return 0;
+}
+
+static int parse_range(const char *word, ddl_band_t *b)
+{
+    char lo[32], hi[32];
+    const char *dash = strchr(word, '-');
+    if (!dash || (size_t)(dash - word) >= sizeof(lo) || strlen(dash + 1) >= sizeof(hi))
+        return -1;
+    memcpy(lo, word, (size_t)(dash - word));
+    lo[dash - word] = '\0';
+    snprintf(hi, sizeof(hi), "%s", dash + 1);
+    if (ddl_parse_size(lo, &b->min) != 0)
+        return -1;
+    if (strcasecmp(hi, "inf") == 0)
+        b->max = SIZE_MAX;
+    else if (ddl_parse_size(hi, &b->max) != 0)
+        return -1;
+    return b->max > b->min ? 0 : -1;
+}
+
+int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof(*t));
+    int lineno = 0;
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        char line[256];
+        lineno++;
+        if (len >= sizeof(line)) {
+            snprintf(err, errlen, "line %d: longer than %zu characters", lineno, sizeof(line) - 1);
+            return -1;
+        }
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p += len + (p[len] == '\n');
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *save, *words[4];
+        int nw = 0;
+        for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
+            if (nw == 3) {
+                snprintf(err, errlen, "line %d: too many fields (expected: MIN-MAX ALGO[/LANE_ALGO] [chunk=SIZE])", lineno);
+                return -1;
+            }
+            words[nw++] = w;
+        }
+        if (nw == 0)
+            continue;
+        if (t->nbands == DDL_TUNING_MAX_BANDS) {
+            snprintf(err, errlen, "line %d: more than %d bands", lineno, DDL_TUNING_MAX_BANDS);
+            return -1;
+        }
+        ddl_band_t *b = &t->bands[t->nbands];
+        if (parse_range(words[0], b) != 0) {
+            snprintf(err, errlen, "line %d: '%s' is not a size range such as 64K-16M or 16M-inf", lineno, words[0]);
+            return -1;
+        }
+        if (nw < 2 || parse_algo(words[1], b) != 0) {
+            snprintf(err, errlen, "line %d: '%s' is not an algorithm (mpi, lane, lane/ring, lane/rd, lane/rab)",
+                     lineno, nw < 2 ? "" : words[1]);
+            return -1;
+        }
+        if (nw == 3 && (strncmp(words[2], "chunk=", 6) != 0 || ddl_parse_size(words[2] + 6, &b->chunk) != 0 ||
+                        b->chunk < 4096)) {
+            snprintf(err, errlen, "line %d: '%s' is not chunk=SIZE with SIZE at least 4K", lineno, words[2]);
+            return -1;
+        }
+        if (t->nbands > 0 && b->min < t->bands[t->nbands - 1].max) {
+            snprintf(err, errlen, "line %d: the band starts below the end of the previous one", lineno);
+            return -1;
+        }
+        t->nbands++;
+    }
+    return 0;
+}
+
+int ddl_tuning_load(const char *path, ddl_tuning_t *t, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot open the tuning file %s", path);
+        return -1;
+    }
+    static char text[64 * 1024];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    int too_big = !feof(f);
+    fclose(f);
+    if (too_big) {
+        snprintf(err, errlen, "the tuning file %s is larger than 64 KiB", path);
+        return -1;
+    }
+    text[n] = '\0';
+    char why[256];
+    if (ddl_tuning_parse(text, t, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "tuning file %s, %s", path, why);
+        return -1;
+    }
+    return 0;
+}
+
+const ddl_band_t *ddl_tuning_find(const ddl_tuning_t *t, size_t bytes)
+{
+    for (int i = 0; i < t->nbands; i++)
+        if (bytes >= t->bands[i].min && bytes < t->bands[i].max)
+            return &t->bands[i];
+    return NULL;
+}
+
+uint64_t ddl_tuning_digest(const ddl_tuning_t *t)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < t->nbands; i++) {
+        const ddl_band_t *b = &t->bands[i];
+        uint64_t v[5] = {b->min, b->max, (uint64_t)b->algo, (uint64_t)b->lane_algo, b->chunk};
+        for (int k = 0; k < 5; k++)
+            h = (h ^ v[k]) * 0x100000001b3ull;
+    }
+    return h;
+}

@@ -1,0 +1,41 @@
+/* The tuning file: which algorithm serves which message sizes, as ddl-tune
+ * measured them on an allocation.  One band a line:
+ *
+ *     # comment
+ *     0-64K       mpi
+ *     64K-16M     lane/ring  chunk=512K
+ *     16M-inf     lane/rab   chunk=1M
+ *
+ * Bands are [min, max) in bytes, in order, without overlap; sizes outside every
+ * band use the defaults (DDL_ALGO, DDL_LANE_ALGO, DDL_CHUNK_SIZE). */
+#ifndef DDL_TUNING_H
+#define DDL_TUNING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DDL_TUNING_MAX_BANDS 64
+
+typedef struct {
+    size_t min, max;  /* max == SIZE_MAX: no upper end */
+    int algo;         /* ddl_algo_id_t */
+    int lane_algo;    /* ddl_inter_algo_id_t; AUTO when not given */
+    size_t chunk;     /* 0 when not given */
+} ddl_band_t;
+
+typedef struct {
+    ddl_band_t bands[DDL_TUNING_MAX_BANDS];
+    int nbands;
+} ddl_tuning_t;
+
+/* Parse the text of a tuning file.  Returns 0, or -1 with "line N: what is
+ * wrong" in err. */
+int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen);
+/* Read and parse a file; err names the file and the line. */
+int ddl_tuning_load(const char *path, ddl_tuning_t *t, char *err, size_t errlen);
+/* The band holding bytes, or NULL. */
+const ddl_band_t *ddl_tuning_find(const ddl_tuning_t *t, size_t bytes);
+/* A checksum of the table, to check that every rank read the same one. */
+uint64_t ddl_tuning_digest(const ddl_tuning_t *t);
+
+#endif
