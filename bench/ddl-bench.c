@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "bench_stats.h"
@@ -432,6 +433,15 @@ int main(int argc, char **argv)
         int n = b.info.owner_size;
         if (rows[i].oop_us > 0)
             busbw_sum += (double)rows[i].bytes / rows[i].oop_us / 1e3 * (n > 1 ? 2.0 * (n - 1) / n : 1.0);
+    }
+    const char *debug = getenv("DDL_DEBUG");
+    if (b.info.rank == 0 && debug && (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE"))) {
+        /* What each dimension between nodes carried over the whole run (rank 0). */
+        ddl_dim_stats_t st[8];
+        int nd = ddl_comm_stats(b.comm, st, 8);
+        for (int d = 0; d < nd; d++)
+            printf("# traffic dimension %d (%d ranks%s): %llu bytes sent, %.3f ms in flight\n", st[d].dim, st[d].size,
+                   st[d].dim == 0 ? ", all nodes" : "", st[d].bytes_sent, st[d].seconds * 1e3);
     }
     if (b.info.rank == 0) {
         printf("# Out of bounds values : %ld %s\n", wrong, wrong ? "FAILED" : "OK");

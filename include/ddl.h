@@ -129,6 +129,21 @@ ddl_status_t ddl_serve(ddl_comm_t *comm);
 ddl_status_t ddl_malloc(ddl_comm_t *comm, size_t size, void **ptr);
 ddl_status_t ddl_free(ddl_comm_t *comm, void *ptr);
 
+/* Traffic between nodes, per dimension: entry 0 is the lane algorithms' ring
+ * over all nodes; with DDL_TOPOLOGY, entries 1.. are the grid's node dimensions
+ * (nodes of a rack, racks, ...).  Counted for this rank since creation or the
+ * last reset: bytes it sent, and seconds its transfers were in flight. */
+typedef struct {
+    int dim;
+    int size;                      /* ranks along it */
+    unsigned long long bytes_sent;
+    double seconds;
+} ddl_dim_stats_t;
+
+/* Fills at most max entries; returns their number, or a negative status. */
+int ddl_comm_stats(const ddl_comm_t *comm, ddl_dim_stats_t *stats, int max);
+void ddl_comm_stats_reset(ddl_comm_t *comm);
+
 const char *ddl_status_string(ddl_status_t status);
 /* The message of this thread's last error, "" when there is none. */
 const char *ddl_last_error(void);

@@ -2,12 +2,12 @@
 
 #include "algo.h"
 
-const char *const ddl_algo_names[] = {"auto", "mpi", "lane", NULL};
+const char *const ddl_algo_names[] = {"auto", "mpi", "lane", "multiring", NULL};
 const char *const ddl_inter_algo_names[] = {"auto", "ring", "rd", "rab", NULL};
 
 static const ddl_algo_desc_t algos[] = {
     {"allreduce", DDL_ALGO_AUTO, "auto",
-     "system MPI below DDL_MPI_THRESHOLD bytes, lane above"},
+     "system MPI below DDL_MPI_THRESHOLD bytes, above it lane (multiring when DDL_TOPOLOGY is set)"},
     {"allreduce", DDL_ALGO_MPI, "mpi",
      "the system MPI_Allreduce over the owners (one rank per GPU); helpers idle"},
     {"allreduce", DDL_ALGO_LANE, "lane",

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-typedef enum { DDL_ALGO_AUTO = 0, DDL_ALGO_MPI, DDL_ALGO_LANE, DDL_ALGO_COUNT } ddl_algo_id_t;
+typedef enum { DDL_ALGO_AUTO = 0, DDL_ALGO_MPI, DDL_ALGO_LANE, DDL_ALGO_MULTIRING, DDL_ALGO_COUNT } ddl_algo_id_t;
 typedef enum { DDL_INTER_AUTO = 0, DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_RAB, DDL_INTER_COUNT } ddl_inter_algo_id_t;
 
 typedef struct {

@@ -64,7 +64,9 @@ static ddl_algo_id_t choose(const ddl_comm_t *c, size_t bytes)
         return (ddl_algo_id_t)band->algo;
     if (c->set.algo != DDL_ALGO_AUTO)
         return (ddl_algo_id_t)c->set.algo;
-    return bytes < c->set.mpi_threshold ? DDL_ALGO_MPI : DDL_ALGO_LANE;
+    if (bytes < c->set.mpi_threshold)
+        return DDL_ALGO_MPI;
+    return c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
 }
 
 static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
@@ -75,8 +77,9 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
     if (c->set.algo != DDL_ALGO_AUTO)
         DDL_INFO(DDL_SUBSYS_COLL, "allreduce uses %s for every size (DDL_ALGO)", ddl_algo_names[algo]);
     else
-        DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: messages %s DDL_MPI_THRESHOLD=%zu bytes do", bytes,
-                 ddl_algo_names[algo], algo == DDL_ALGO_MPI ? "below" : "at or above", c->set.mpi_threshold);
+        DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: messages %s DDL_MPI_THRESHOLD=%zu bytes do%s", bytes,
+                 ddl_algo_names[algo], algo == DDL_ALGO_MPI ? "below" : "at or above", c->set.mpi_threshold,
+                 algo == DDL_ALGO_MULTIRING ? " (DDL_TOPOLOGY is set)" : "");
 }
 
 ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
@@ -99,5 +102,5 @@ ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, dd
                                               : DDL_OK;
     if (c->info.role == DDL_ROLE_HELPER)
         sendbuf = recvbuf = NULL;
-    return ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, c);
+    return ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);
 }

@@ -68,7 +68,10 @@ static void start_chunk(ddl_comm_t *c, int i, size_t n, const lane_view_t *v)
     int nsteps, algo = c->lane_algo_now;
     if (algo == DDL_INTER_AUTO) /* the auto rule is applied per chunk */
         algo = c->set.rd_threshold > n * v->esize ? DDL_INTER_RD : DDL_INTER_RING;
+    if (c->multiring_now)
+        algo = -1;
     switch (algo) {
+    case -1: nsteps = ddl_multiring_build(rank, &c->set.grid, n, s->steps); break;
     case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, s->steps); break;
     case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
     default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
@@ -158,6 +161,7 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
     rq->op = op;
     rq->shutdown = 0;
     rq->lane_algo = c->lane_algo_now;
+    rq->multiring = c->multiring_now;
     rq->chunk = c->chunk_now;
     rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
     rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
@@ -166,7 +170,7 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
 }
 
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                                ddl_redop_t op, ddl_comm_t *c)
+                                ddl_redop_t op, int multiring, ddl_comm_t *c)
 {
     const ddl_comm_info_t *in = &c->info;
     int owner = in->role == DDL_ROLE_OWNER;
@@ -179,10 +183,12 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, count * v.esize);
         c->lane_algo_now = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
         c->chunk_now = band && band->chunk && band->chunk < c->scratch_bytes ? band->chunk : c->scratch_bytes;
+        c->multiring_now = multiring;
     } else {
         const ddl_request_t *rq = &c->node.ctrl->slots[in->gpu * in->lanes].req;
         c->lane_algo_now = rq->lane_algo;
         c->chunk_now = rq->chunk;
+        c->multiring_now = rq->multiring;
     }
     if (owner)
         post_request(c, sendbuf, recvbuf, count, dtype, op);

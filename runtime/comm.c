@@ -61,18 +61,26 @@ static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
     return (ddl_status_t)worst;
 }
 
+static int64_t grid_digest(const ddl_grid_t *g)
+{
+    int64_t h = g->ndims;
+    for (int d = 0; d < g->ndims; d++)
+        h = h * 1000003 + g->dims[d];
+    return h;
+}
+
 /* Settings that shape the collective must be the same on every rank, or ranks
  * would cut messages differently and wait for each other until DDL_TIMEOUT. */
 static ddl_status_t agree_settings(ddl_comm_t *c)
 {
     static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_RD_THRESHOLD",
                                         "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS",
-                                        "DDL_TUNING_FILE"};
+                                        "DDL_TUNING_FILE", "DDL_TOPOLOGY"};
     enum { N = sizeof(names) / sizeof(names[0]) };
     const ddl_settings_t *s = &c->set;
     int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, (int64_t)s->rd_threshold,
                            (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode,
-                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1)};
+                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid)};
     int64_t ext[2 * N];
     for (int i = 0; i < N; i++)
         mine[N + i] = -mine[i];
@@ -195,6 +203,14 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
     return st;
 }
 
+static ddl_status_t check_grid(const ddl_comm_t *c)
+{
+    char err[400];
+    if (c->set.grid.ndims && ddl_grid_check(&c->set.grid, c->info.gpus_per_node, c->info.nnodes, err, sizeof(err)) != 0)
+        return ddl_error(DDL_ERR_LAYOUT, "%s", err);
+    return DDL_OK;
+}
+
 static ddl_status_t gather_names(ddl_comm_t *c)
 {
     c->hosts = calloc((size_t)c->info.size, DDL_HOST_LEN);
@@ -287,6 +303,8 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
     if (c->info.nnodes == 1)
         return DDL_OK;
     int max_steps = ddl_ring_max_steps(c->info.nnodes);
+    if (c->set.grid.ndims && ddl_multiring_max_steps(&c->set.grid) > max_steps)
+        max_steps = ddl_multiring_max_steps(&c->set.grid);
     if (ddl_rd_max_steps(c->info.nnodes) > max_steps)
         max_steps = ddl_rd_max_steps(c->info.nnodes);
     if (ddl_rab_max_steps(c->info.nnodes) > max_steps)
@@ -297,7 +315,7 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
         c->tmp[i] = aligned_alloc(64, c->scratch_bytes);
         if (!c->scratch[i] || !c->tmp[i])
             return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
-        ddl_status_t st = ddl_sched_init(&c->sched[i], c->lane_comm, i, max_steps);
+        ddl_status_t st = ddl_sched_init(&c->sched[i], c->lane_comm, i, max_steps, c->counts);
         if (st != DDL_OK)
             return st;
     }
@@ -398,6 +416,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
     DDL_CHECK_GOTO(gather_names(c), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_bootstrap_check(c)), st, fail);
+    DDL_CHECK_GOTO(agree(c, check_grid(c)), st, fail);
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)
@@ -432,6 +451,29 @@ ddl_status_t ddl_comm_info(const ddl_comm_t *c, ddl_comm_info_t *info)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_info: not a live communicator, or info is NULL");
     *info = c->info;
     return DDL_OK;
+}
+
+int ddl_comm_stats(const ddl_comm_t *c, ddl_dim_stats_t *stats, int max)
+{
+    if (!ddl_comm_is_live(c) || !stats || max < 1)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_stats: not a live communicator, or no room for stats");
+    /* Entry 0: the lane algorithms between all nodes; then the grid's dimensions. */
+    int n = 0, ndims = c->set.grid.ndims ? c->set.grid.ndims : 1;
+    for (int d = 0; d < ndims && n < max; d++) {
+        if (d == 0 && c->set.grid.ndims) {
+            stats[n++] = (ddl_dim_stats_t){0, c->info.nnodes, c->counts[0].bytes_sent, c->counts[0].seconds};
+            continue;
+        }
+        int size = d == 0 ? c->info.nnodes : c->set.grid.dims[d];
+        stats[n++] = (ddl_dim_stats_t){d, size, c->counts[d].bytes_sent, c->counts[d].seconds};
+    }
+    return n;
+}
+
+void ddl_comm_stats_reset(ddl_comm_t *c)
+{
+    if (ddl_comm_is_live(c))
+        memset(c->counts, 0, sizeof(c->counts));
 }
 
 MPI_Comm ddl_comm_owners(const ddl_comm_t *c)

@@ -41,6 +41,8 @@ struct ddl_comm {
     size_t scratch_bytes;
     size_t chunk_now;            /* this call's chunk (a tuning band may lower it) */
     int lane_algo_now;           /* this call's lane algorithm from a band, or AUTO */
+    int multiring_now;           /* this call goes along the DDL_TOPOLOGY grid */
+    ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     ddl_sched_t sched[DDL_NSCHED];
 
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
@@ -56,7 +58,7 @@ ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count,
                                ddl_redop_t op, ddl_comm_t *comm);
 /* Owners pass their buffers; helpers pass NULL. */
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                                ddl_redop_t op, ddl_comm_t *comm);
+                                ddl_redop_t op, int multiring, ddl_comm_t *comm);
 /* Mark the communicator broken and tell the node's ranks to stop waiting. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);
 

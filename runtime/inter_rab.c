@@ -29,7 +29,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
     ddl_step_t *st;
     if (rank < 2 * rem) {
         st = &steps[s++];
-        *st = (ddl_step_t){-1, 0, 0, -1, 0, 0, DDL_COMBINE_NONE};
+        *st = (ddl_step_t){-1, 0, 0, -1, 0, 0, DDL_COMBINE_NONE, 0};
         if (rank % 2 == 0) {
             st->send_peer = rank + 1;
             st->send_n = n;
@@ -62,7 +62,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
             int peer = real_rank(partner, rem);
             st = &steps[s++];
             *st = (ddl_step_t){peer, so, sn, peer, ro, rn,
-                               peer < rank ? DDL_COMBINE_RECV_FIRST : DDL_COMBINE_RECV_SECOND};
+                               peer < rank ? DDL_COMBINE_RECV_FIRST : DDL_COMBINE_RECV_SECOND, 0};
             lo = recv_lo;
             hi = recv_hi;
         }
@@ -78,7 +78,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
             ddl_slice(n, (size_t)pof2, (size_t)(plo + width - 1), &end, &rn);
             rn = end + rn - ro;
             int peer = real_rank(partner, rem);
-            steps[s++] = (ddl_step_t){peer, so, sn, peer, ro, rn, DDL_COMBINE_NONE};
+            steps[s++] = (ddl_step_t){peer, so, sn, peer, ro, rn, DDL_COMBINE_NONE, 0};
             if (plo < lo)
                 lo = plo;
             hi = lo + 2 * width;
@@ -86,7 +86,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
     }
     if (rank < 2 * rem) {
         st = &steps[s++];
-        *st = (ddl_step_t){-1, 0, 0, -1, 0, 0, DDL_COMBINE_NONE};
+        *st = (ddl_step_t){-1, 0, 0, -1, 0, 0, DDL_COMBINE_NONE, 0};
         if (rank % 2 == 1) {
             st->send_peer = rank - 1;
             st->send_n = n;

@@ -25,6 +25,7 @@ static void set_step(ddl_step_t *st, int send_peer, int recv_peer, size_t n, ddl
     st->recv_off = 0;
     st->recv_n = recv_peer >= 0 ? n : 0;
     st->combine = combine;
+    st->dim = 0;
 }
 
 int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps)

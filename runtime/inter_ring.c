@@ -26,6 +26,7 @@ int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps)
         st->recv_peer = left;
         ddl_slice(n, (size_t)size, (size_t)recv_blk, &st->recv_off, &st->recv_n);
         st->combine = gather ? DDL_COMBINE_NONE : DDL_COMBINE_RECV_FIRST;
+        st->dim = 0;
     }
     return k;
 }

@@ -19,7 +19,8 @@ typedef struct {
     int32_t dtype, op;
     int32_t shutdown;          /* serve mode: the owner destroys the communicator */
     int32_t in_kind, out_kind; /* ddl_loc_kind_t */
-    int32_t lane_algo;         /* the owner's choice for this call: helpers follow it */
+    int32_t lane_algo;         /* the owner's choices for this call: helpers follow them */
+    int32_t multiring;
     uint64_t chunk;
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
 } ddl_request_t;

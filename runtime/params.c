@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "algo.h"
+#include "grid.h"
 #include "log.h"
 #include "params.h"
 #include "parse.h"
@@ -47,6 +48,9 @@ static const ddl_param_t params[] = {
      "through in rounds of this size"},
     {"DDL_HEAP_SIZE", DDL_PARAM_SIZE, "16G", NULL, 0, 0,
      "address space reserved per owner for ddl_malloc (memory is used only as allocated)"},
+    {"DDL_TOPOLOGY", DDL_PARAM_STRING, "", NULL, 0, 0,
+     "multi-ring grid as GPUs per node x nodes per rack x racks ..., e.g. 4x8x2 (nodes of a rack "
+     "are consecutive node indices); used by DDL_ALGO=multiring, and by auto instead of lane"},
     {"DDL_TUNING_FILE", DDL_PARAM_STRING, "", NULL, 0, 0,
      "size bands and their algorithms as ddl-tune wrote them; unset: " DDL_TUNING_DEFAULT " when it exists, "
      "else the defaults above"},
@@ -177,6 +181,18 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
     DDL_CHECK_GOTO(ddl_param_size("DDL_STAGE_SIZE", &s->stage_size), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_HEAP_SIZE", &s->heap_size), st, out);
     DDL_CHECK_GOTO(load_tuning(s), st, out);
+    const char *topo = ddl_param_string("DDL_TOPOLOGY");
+    char err[256];
+    memset(&s->grid, 0, sizeof(s->grid));
+    if (topo[0] && ddl_grid_parse(topo, &s->grid, err, sizeof(err)) != 0) {
+        st = ddl_error(DDL_ERR_INVALID_ARG, "%s", err);
+        goto out;
+    }
+    if (s->algo == DDL_ALGO_MULTIRING && s->grid.ndims == 0) {
+        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_ALGO=multiring needs DDL_TOPOLOGY, e.g. 4x8x2 (GPUs per node x "
+                       "nodes per rack x racks)");
+        goto out;
+    }
     if (s->chunk_size < 4096)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is below the minimum of 4K", s->chunk_size);
     else if (s->stage_size < 65536)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include "ddl.h"
+#include "grid.h"
 #include "tuning.h"
 
 typedef enum {
@@ -57,6 +58,7 @@ typedef struct {
     size_t heap_size;      /* DDL_HEAP_SIZE */
     ddl_tuning_t tuning;   /* DDL_TUNING_FILE; no bands when there is none */
     char tuning_path[512];
+    ddl_grid_t grid;       /* DDL_TOPOLOGY; ndims 0 when unset */
 } ddl_settings_t;
 
 ddl_status_t ddl_settings_load(ddl_settings_t *s);

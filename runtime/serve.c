@@ -26,7 +26,7 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
             return DDL_OK;
         DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)rq->count,
                   ddl_dtype_name((ddl_dtype_t)rq->dtype), ddl_redop_name((ddl_redop_t)rq->op));
-        st = ddl_allreduce_lane(NULL, NULL, (size_t)rq->count, (ddl_dtype_t)rq->dtype, (ddl_redop_t)rq->op, c);
+        st = ddl_allreduce_lane(NULL, NULL, (size_t)rq->count, (ddl_dtype_t)rq->dtype, (ddl_redop_t)rq->op, 0, c);
         if (st != DDL_OK)
             return st;
     }

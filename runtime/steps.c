@@ -5,8 +5,9 @@
 #include "log.h"
 #include "steps.h"
 
-ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps)
+ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps, ddl_dim_count_t *counts)
 {
+    s->counts = counts;
     s->comm = comm;
     s->tag = tag;
     s->steps = calloc((size_t)max_steps, sizeof(*s->steps));
@@ -48,6 +49,7 @@ static int post(ddl_sched_t *s)
             return DDL_ERR_MPI;
     }
     s->posted = 1;
+    s->posted_at = MPI_Wtime();
     return 0;
 }
 
@@ -63,6 +65,10 @@ int ddl_sched_progress(ddl_sched_t *s)
             return 0;
         const ddl_step_t *st = &s->steps[s->cur];
         char *dst = s->buf + st->recv_off * s->esize;
+        if (s->counts && st->dim >= 0 && st->dim < DDL_GRID_MAX_DIMS) {
+            s->counts[st->dim].bytes_sent += st->send_peer >= 0 ? st->send_n * s->esize : 0;
+            s->counts[st->dim].seconds += MPI_Wtime() - s->posted_at;
+        }
         if (st->combine == DDL_COMBINE_RECV_FIRST)
             s->fn(dst, s->tmp, dst, st->recv_n);
         else if (st->combine == DDL_COMBINE_RECV_SECOND)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "ddl.h"
+#include "grid.h"
 #include "reduce.h"
 
 typedef enum {
@@ -25,7 +26,14 @@ typedef struct {
     int recv_peer;
     size_t recv_off, recv_n;
     ddl_combine_t combine; /* NONE: receive into buf; else into tmp, then combine */
+    int dim;               /* grid dimension it travels along (0: all nodes, one lane ring) */
 } ddl_step_t;
+
+/* Bytes sent and time spent per dimension, summed over calls. */
+typedef struct {
+    unsigned long long bytes_sent;
+    double seconds;
+} ddl_dim_count_t;
 
 /* Step counts are bounded by these for `size` ranks. */
 int ddl_ring_max_steps(int size);
@@ -34,6 +42,8 @@ int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_rab_max_steps(int size);
 int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps);
+int ddl_multiring_max_steps(const ddl_grid_t *g);
+int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *steps);
 
 typedef struct {
     MPI_Comm comm;
@@ -45,9 +55,11 @@ typedef struct {
     ddl_reduce_fn_t fn;
     MPI_Request req[2];
     int nreq;
+    double posted_at;
+    ddl_dim_count_t *counts; /* [DDL_GRID_MAX_DIMS], owned by the communicator */
 } ddl_sched_t;
 
-ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps);
+ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps, ddl_dim_count_t *counts);
 void ddl_sched_fini(ddl_sched_t *s);
 /* Take over a built step list on buf (with tmp as large as any receive). */
 void ddl_sched_start(ddl_sched_t *s, int nsteps, void *buf, void *tmp, size_t esize, ddl_reduce_fn_t fn);

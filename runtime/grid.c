@@ -1,0 +1,70 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "grid.h"
+#include "parse.h"
+
+int ddl_grid_parse(const char *s, ddl_grid_t *g, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof(*g));
+    char buf[128];
+    if (!s || strlen(s) >= sizeof(buf)) {
+        snprintf(err, errlen, "DDL_TOPOLOGY is empty or too long");
+        return -1;
+    }
+    snprintf(buf, sizeof(buf), "%s", s);
+    char *save;
+    for (char *tok = strtok_r(buf, "x", &save); tok; tok = strtok_r(NULL, "x", &save)) {
+        long v;
+        if (g->ndims == DDL_GRID_MAX_DIMS || ddl_parse_long(tok, 1, 1 << 20, &v) != 0) {
+            snprintf(err, errlen, "DDL_TOPOLOGY=%s is not a grid such as 4x8x2 (GPUs per node x nodes per rack x "
+                     "racks, at most %d dimensions)", s, DDL_GRID_MAX_DIMS);
+            return -1;
+        }
+        g->dims[g->ndims++] = (int)v;
+    }
+    if (g->ndims < 2 || s[strlen(s) - 1] == 'x' || s[0] == 'x' || strstr(s, "xx")) {
+        snprintf(err, errlen, "DDL_TOPOLOGY=%s needs at least 2 dimensions (GPUs per node x nodes)", s);
+        return -1;
+    }
+    return 0;
+}
+
+static void shape(const ddl_grid_t *g, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (int d = 0; d < g->ndims && o < len; d++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%d", d ? "x" : "", g->dims[d]);
+}
+
+int ddl_grid_check(const ddl_grid_t *g, int gpus, int nnodes, char *err, size_t errlen)
+{
+    long nodes = 1;
+    for (int d = 1; d < g->ndims; d++)
+        nodes *= g->dims[d];
+    if (g->dims[0] == gpus && nodes == nnodes)
+        return 0;
+    char s[96];
+    shape(g, s, sizeof(s));
+    snprintf(err, errlen, "DDL_TOPOLOGY=%s describes %d GPUs per node on %ld nodes, but the job has %d GPUs per "
+             "node on %d nodes (%dx%d); give a grid whose first dimension is the GPUs per node and whose other "
+             "dimensions multiply to the node count", s, g->dims[0], nodes, gpus, nnodes, gpus, nnodes);
+    return -1;
+}
+
+int ddl_grid_coord(const ddl_grid_t *g, int node, int d)
+{
+    for (int k = 1; k < d; k++)
+        node /= g->dims[k];
+    return node % g->dims[d];
+}
+
+int ddl_grid_peer(const ddl_grid_t *g, int node, int d, int value)
+{
+    int stride = 1;
+    for (int k = 1; k < d; k++)
+        stride *= g->dims[k];
+    return node + (value - ddl_grid_coord(g, node, d)) * stride;
+}

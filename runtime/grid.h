@@ -1,0 +1,24 @@
+/* The multi-ring grid (PowerAI DDL's "4x16x4": GPUs per node x nodes per rack x
+ * racks ...): parsing, checking against the job, and node coordinates. */
+#ifndef DDL_GRID_H
+#define DDL_GRID_H
+
+#include <stddef.h>
+
+#define DDL_GRID_MAX_DIMS 8
+
+typedef struct {
+    int ndims;                   /* 0: no grid */
+    int dims[DDL_GRID_MAX_DIMS]; /* dims[0]: GPUs per node; dims[1..]: nodes, racks, ... */
+} ddl_grid_t;
+
+/* "4x8x2" -> dims.  Returns 0, or -1 with the reason in err. */
+int ddl_grid_parse(const char *s, ddl_grid_t *g, char *err, size_t errlen);
+/* Does the grid match G GPUs per node on nnodes nodes?  Else err prints both shapes. */
+int ddl_grid_check(const ddl_grid_t *g, int gpus, int nnodes, char *err, size_t errlen);
+/* Coordinate of node `node` along dimension d >= 1 (nodes of a rack are consecutive). */
+int ddl_grid_coord(const ddl_grid_t *g, int node, int d);
+/* The node with `node`'s coordinates but `value` along dimension d. */
+int ddl_grid_peer(const ddl_grid_t *g, int node, int d, int value);
+
+#endif
