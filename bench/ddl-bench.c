@@ -437,11 +437,11 @@ int main(int argc, char **argv)
     const char *debug = getenv("DDL_DEBUG");
     if (b.info.rank == 0 && debug && (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE"))) {
         /* What each dimension between nodes carried over the whole run (rank 0). */
-        ddl_dim_stats_t st[8];
-        int nd = ddl_comm_stats(b.comm, st, 8);
+        ddl_dim_stats_t dims[8];
+        int nd = ddl_comm_stats(b.comm, dims, 8);
         for (int d = 0; d < nd; d++)
-            printf("# traffic dimension %d (%d ranks%s): %llu bytes sent, %.3f ms in flight\n", st[d].dim, st[d].size,
-                   st[d].dim == 0 ? ", all nodes" : "", st[d].bytes_sent, st[d].seconds * 1e3);
+            printf("# traffic dimension %d (%d ranks%s): %llu bytes sent, %.3f ms in flight\n", dims[d].dim,
+                   dims[d].size, dims[d].dim == 0 ? ", all nodes" : "", dims[d].bytes_sent, dims[d].seconds * 1e3);
     }
     if (b.info.rank == 0) {
         printf("# Out of bounds values : %ld %s\n", wrong, wrong ? "FAILED" : "OK");
