@@ -38,5 +38,12 @@ grep -q "DDL_TOPOLOGY=1x3x3 describes 1 GPUs per node on 9 nodes, but the job ha
 out=$(DDL_ALGO=multiring timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -e 8 -n 1 -w 0 < /dev/null 2>&1)
 grep -q "DDL_ALGO=multiring needs DDL_TOPOLOGY" <<< "$out" && pass "multiring without a grid is refused" ||
     { fail "multiring without a grid"; echo "$out" | tail -3; }
+# A program written for PowerAI DDL: ddl_init("-mode r:1x2x2 ..."), in-place float and half sums.
+if out=$(DDL_NODE_SIZE=1 timeout 120 $MPIRUN -n 4 "$top_builddir/tests/mpi/ddl-test-powerai" < /dev/null 2>&1) &&
+   grep -q "4 ranks, 0 failures" <<< "$out" && grep -q "DDL iteration 2: dimension 2 (2 ranks)" <<< "$out"; then
+    pass "PowerAI DDL compatible API on a 1x2x2 grid, -dump_iter statistics"
+else
+    fail "PowerAI DDL compatible API"; echo "$out" | tail -8
+fi
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left: $(shm_segments)"
 finish
