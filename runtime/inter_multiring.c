@@ -15,26 +15,12 @@ int ddl_multiring_max_steps(const ddl_grid_t *g)
     return k;
 }
 
-/* One ring pass along dimension d on [off, off + n): the reduce-scatter, or the
- * allgather.  Block b of the range is the b-th slice of m. */
-static int ring_pass(int node, const ddl_grid_t *g, int d, size_t off, size_t n, int gather, ddl_step_t *steps)
+/* One ring pass (reduce-scatter or allgather) along dimension d. */
+static int pass(int node, const ddl_grid_t *g, int d, size_t off, size_t n, int gather, ddl_step_t *steps)
 {
-    int m = g->dims[d], i = ddl_grid_coord(g, node, d), k = 0;
-    int right = ddl_grid_peer(g, node, d, (i + 1) % m), left = ddl_grid_peer(g, node, d, (i + m - 1) % m);
-    for (int j = 0; j < m - 1; j++) {
-        int send_blk = ((i - j + (gather ? 1 : 0)) % m + m) % m;
-        int recv_blk = ((i - j - (gather ? 0 : 1)) % m + m) % m;
-        ddl_step_t *st = &steps[k++];
-        st->send_peer = right;
-        ddl_slice(n, (size_t)m, (size_t)send_blk, &st->send_off, &st->send_n);
-        st->send_off += off;
-        st->recv_peer = left;
-        ddl_slice(n, (size_t)m, (size_t)recv_blk, &st->recv_off, &st->recv_n);
-        st->recv_off += off;
-        st->combine = gather ? DDL_COMBINE_NONE : DDL_COMBINE_RECV_FIRST;
-        st->dim = d;
-    }
-    return k;
+    int m = g->dims[d], i = ddl_grid_coord(g, node, d);
+    return ddl_ring_pass(i, m, ddl_grid_peer(g, node, d, (i + 1) % m), ddl_grid_peer(g, node, d, (i + m - 1) % m),
+                         off, n, gather, d, steps);
 }
 
 int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *steps)
@@ -44,7 +30,7 @@ int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *ste
     off[1] = 0;
     len[1] = n;
     for (int d = 1; d < g->ndims; d++) {
-        k += ring_pass(node, g, d, off[d], len[d], 0, steps + k);
+        k += pass(node, g, d, off[d], len[d], 0, steps + k);
         /* After the reduce-scatter this node holds block i + 1 of the range complete. */
         int m = g->dims[d], i = ddl_grid_coord(g, node, d);
         size_t bo, bn;
@@ -53,6 +39,6 @@ int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *ste
         len[d + 1] = bn;
     }
     for (int d = g->ndims - 1; d >= 1; d--)
-        k += ring_pass(node, g, d, off[d], len[d], 1, steps + k);
+        k += pass(node, g, d, off[d], len[d], 1, steps + k);
     return k;
 }

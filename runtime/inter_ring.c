@@ -1,6 +1,7 @@
 /* Ring allreduce: P-1 reduce-scatter steps, then P-1 allgather steps.  Each
  * block is reduced once, at one place, and then copied: every rank ends with
- * the same bits. */
+ * the same bits.  The pass is shared with the multiring, which runs one along
+ * each grid dimension. */
 #include "config.h"
 
 #include "steps.h"
@@ -8,25 +9,30 @@
 
 int ddl_ring_max_steps(int size) { return size > 1 ? 2 * (size - 1) : 0; }
 
+int ddl_ring_pass(int i, int m, int right, int left, size_t off, size_t n, int gather, int dim, ddl_step_t *steps)
+{
+    for (int j = 0; j < m - 1; j++) {
+        /* Reduce-scatter: send block i - j, receive and reduce block i - j - 1;
+         * this rank then holds block i + 1 complete.  Allgather: send block
+         * i + 1 - j (complete), receive block i - j. */
+        int send_blk = ((i - j + (gather ? 1 : 0)) % m + m) % m;
+        int recv_blk = ((i - j - (gather ? 0 : 1)) % m + m) % m;
+        ddl_step_t *st = &steps[j];
+        st->send_peer = right;
+        ddl_slice(n, (size_t)m, (size_t)send_blk, &st->send_off, &st->send_n);
+        st->send_off += off;
+        st->recv_peer = left;
+        ddl_slice(n, (size_t)m, (size_t)recv_blk, &st->recv_off, &st->recv_n);
+        st->recv_off += off;
+        st->combine = gather ? DDL_COMBINE_NONE : DDL_COMBINE_RECV_FIRST;
+        st->dim = dim;
+    }
+    return m > 1 ? m - 1 : 0;
+}
+
 int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps)
 {
-    if (size == 1)
-        return 0;
-    int right = (rank + 1) % size, left = (rank + size - 1) % size, k = 0;
-    for (int s = 0; s < 2 * (size - 1); s++) {
-        int gather = s >= size - 1;
-        int j = gather ? s - (size - 1) : s;
-        /* Reduce-scatter: send block r - j, receive and reduce block r - j - 1.
-         * Allgather: send block r + 1 - j (complete), receive block r - j. */
-        int send_blk = ((rank - j + (gather ? 1 : 0)) % size + size) % size;
-        int recv_blk = ((rank - j - (gather ? 0 : 1)) % size + size) % size;
-        ddl_step_t *st = &steps[k++];
-        st->send_peer = right;
-        ddl_slice(n, (size_t)size, (size_t)send_blk, &st->send_off, &st->send_n);
-        st->recv_peer = left;
-        ddl_slice(n, (size_t)size, (size_t)recv_blk, &st->recv_off, &st->recv_n);
-        st->combine = gather ? DDL_COMBINE_NONE : DDL_COMBINE_RECV_FIRST;
-        st->dim = 0;
-    }
-    return k;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int k = ddl_ring_pass(rank, size, right, left, 0, n, 0, 0, steps);
+    return k + ddl_ring_pass(rank, size, right, left, 0, n, 1, 0, steps + k);
 }

@@ -10,14 +10,9 @@
 #include "log.h"
 #include "parse.h"
 
-/* Not <ddl/powerai.h>: its macro would rename the native ddl_allreduce here. */
-int ddl_init(const char *options);
-int ddl_powerai_allreduce(void *buf, size_t count, int type, int op);
-int ddl_finalize(void);
-int ddl_rank(int *rank);
-int ddl_size(int *size);
-int ddl_local_rank(int *rank);
-int ddl_local_size(int *size);
+/* The compat header without its rename: this file calls the native ddl_allreduce. */
+#define DDL_POWERAI_NO_RENAME
+#include <ddl/powerai.h>
 
 static ddl_comm_t *compat_comm;
 static long dump_iter, iter;
@@ -80,13 +75,13 @@ int ddl_init(const char *options)
     return st;
 }
 
-int ddl_powerai_allreduce(void *buf, size_t count, int type, int op)
+int ddl_powerai_allreduce(void *buf, size_t count, ddl_type type, ddl_op op)
 {
     if (!compat_comm)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: call ddl_init first");
-    if ((type != DDL_DTYPE_F32 && type != DDL_DTYPE_F16) || op != DDL_REDOP_SUM)
+    if ((type != DDL_TYPE_FLOAT && type != DDL_TYPE_HALF) || op != DDL_OP_SUM)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: type %d, op %d: DDL_TYPE_FLOAT or DDL_TYPE_HALF with "
-                         "DDL_OP_SUM", type, op);
+                         "DDL_OP_SUM", (int)type, (int)op);
     ddl_status_t st = ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, (ddl_dtype_t)type, DDL_REDOP_SUM, compat_comm);
     if (st == DDL_OK && dump_iter > 0 && ++iter % dump_iter == 0 && compat_comm->info.rank == 0) {
         ddl_dim_stats_t dims[DDL_GRID_MAX_DIMS];

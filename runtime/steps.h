@@ -39,6 +39,10 @@ typedef struct {
 int ddl_ring_max_steps(int size);
 int ddl_rd_max_steps(int size);
 int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps);
+/* One ring pass over m ranks (this one at index i, with its right and left
+ * neighbours) on elements [off, off + n): the reduce-scatter (after which index
+ * i holds block (i + 1) % m of the m slices) or the allgather.  m - 1 steps. */
+int ddl_ring_pass(int i, int m, int right, int left, size_t off, size_t n, int gather, int dim, ddl_step_t *steps);
 int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_rab_max_steps(int size);
 int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps);

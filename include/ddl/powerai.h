@@ -35,7 +35,9 @@ int ddl_size(int *size);
 int ddl_local_rank(int *rank);
 int ddl_local_size(int *size);
 
+#ifndef DDL_POWERAI_NO_RENAME /* defined only by the library's own implementation */
 #define ddl_allreduce ddl_powerai_allreduce
+#endif
 
 #ifdef __cplusplus
 }
