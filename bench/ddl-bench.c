@@ -31,6 +31,7 @@ typedef struct {
 typedef struct {
     size_t bytes, count;
     double oop_us, ip_us, mpi_us;
+    double floor_us; /* one node: the memory floor, 0 otherwise */
     long oop_wrong, ip_wrong;
 } row_t;
 
@@ -155,6 +156,25 @@ typedef struct {
     void *send, *recv;
 } bench_t;
 
+/* The memory-bandwidth floor on one node: every owner buffer must be read once
+ * and written once, 2 * G * bytes in all, at the bandwidth the owners reach with
+ * memcpy of the same size when they all copy at once (read + write bytes per
+ * second, summed over the owners). */
+static double copy_bandwidth(bench_t *b, size_t bytes)
+{
+    double best = 1e30, mine, total = 0;
+    for (int i = 0; i < 5; i++) {
+        MPI_Barrier(b->owners);
+        double t0 = MPI_Wtime();
+        memcpy(b->recv, b->send, bytes);
+        double t = MPI_Wtime() - t0;
+        best = t < best ? t : best;
+    }
+    mine = 2.0 * (double)bytes / best / 1e9;
+    MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, b->owners);
+    return total;
+}
+
 static ddl_status_t call_ddl(bench_t *b, const opts_t *o, size_t count, int inplace)
 {
     int owner = b->info.role == DDL_ROLE_OWNER;
@@ -271,6 +291,9 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
     int owner = b->info.role == DDL_ROLE_OWNER;
     row->oop_wrong = row->ip_wrong = 0;
     row->oop_us = row->ip_us = row->mpi_us = -1;
+    row->floor_us = 0;
+    if (owner && b->info.nnodes == 1 && o->mode != MODE_MPI)
+        row->floor_us = 2.0 * b->info.gpus_per_node * (double)row->bytes / (copy_bandwidth(b, row->bytes) * 1e3);
     if (o->mode != MODE_MPI) {
         /* Out-of-place, alternating with the MPI baseline; the MPI calls write
          * the same result into recv, and the check below runs ddl once more. */
@@ -305,11 +328,15 @@ static void print_header(const bench_t *b, const opts_t *o)
            algo ? algo : "auto");
     printf("# baseline: system MPI_Allreduce over the %d owners; time = slowest owner's median of %ld calls\n",
            b->info.owner_size, o->iters);
+    if (b->info.nnodes == 1 && o->mode != MODE_MPI)
+        printf("# mem%%: the memory floor (every owner buffer read and written once: 2 x %d GPUs x size bytes at the "
+               "owners' summed memcpy bandwidth of that size, copying at once) over the out-of-place time\n",
+               b->info.gpus_per_node);
     printf("#%79s%32s\n", "out-of-place", "in-place");
-    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s\n", "size", "count", "type", "redop", "root",
-           "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "mpi_time", "speedup");
-    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s\n", "(B)", "(elements)", "", "", "",
-           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "");
+    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s %5s\n", "size", "count", "type", "redop",
+           "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "mpi_time", "speedup", "mem%");
+    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s %5s\n", "(B)", "(elements)", "", "", "",
+           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "", "");
 }
 
 static void print_row(const row_t *r, const opts_t *o, int n)
@@ -328,9 +355,13 @@ static void print_row(const row_t *r, const opts_t *o, int n)
     else
         printf("%9s ", "-");
     if (r->mpi_us > 0 && r->oop_us > 0)
-        printf("%7.2f\n", r->mpi_us / r->oop_us);
+        printf("%7.2f ", r->mpi_us / r->oop_us);
     else
-        printf("%7s\n", "-");
+        printf("%7s ", "-");
+    if (r->floor_us > 0 && r->oop_us > 0)
+        printf("%5.0f\n", 100.0 * r->floor_us / r->oop_us);
+    else
+        printf("%5s\n", "-");
 }
 
 static void write_json(const char *path, const bench_t *b, const opts_t *o, const row_t *rows, int nrows)
@@ -353,9 +384,9 @@ static void write_json(const char *path, const bench_t *b, const opts_t *o, cons
         double mbw = r->mpi_us > 0 ? (double)r->bytes / r->mpi_us / 1e3 : 0;
         fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
                    "\"inplace_time_us\": %.3f, \"wrong\": %ld, \"inplace_wrong\": %ld, \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, "
-                   "\"speedup\": %.4f}%s\n", r->bytes, r->count, r->oop_us, bw, bw * factor, r->ip_us, r->oop_wrong,
+                   "\"speedup\": %.4f, \"mem_floor_us\": %.3f}%s\n", r->bytes, r->count, r->oop_us, bw, bw * factor, r->ip_us, r->oop_wrong,
                 r->ip_wrong, r->mpi_us, mbw * factor, r->mpi_us > 0 && r->oop_us > 0 ? r->mpi_us / r->oop_us : 0,
-                i + 1 < nrows ? "," : "");
+                r->floor_us, i + 1 < nrows ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
     fclose(f);
