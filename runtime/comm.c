@@ -211,6 +211,55 @@ static ddl_status_t check_grid(const ddl_comm_t *c)
     return DDL_OK;
 }
 
+/* Without DDL_TOPOLOGY, Slurm's topology/tree gives each node its leaf switch
+ * (SLURM_TOPOLOGY_ADDR "spine.leaf.node", pattern "switch.switch.node"): racks
+ * are the leaf switches.  The grid is G x nodes per rack x racks when every rack
+ * has the same number of consecutive nodes; else no grid, and lanes run as usual. */
+static ddl_status_t grid_from_slurm(ddl_comm_t *c)
+{
+    const char *addr = getenv("SLURM_TOPOLOGY_ADDR"), *pattern = getenv("SLURM_TOPOLOGY_ADDR_PATTERN");
+    char leaf[DDL_HOST_LEN] = {0};
+    int mine = 0, all = 0;
+    if (!c->set.grid.ndims && addr && pattern && strchr(pattern, '.')) {
+        const char *last = strrchr(addr, '.');
+        if (last) {
+            const char *start = last - 1;
+            while (start > addr && start[-1] != '.')
+                start--;
+            snprintf(leaf, sizeof(leaf), "%.*s", (int)(last - start), start);
+            mine = 1;
+        }
+    }
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->world);
+    if (!all)
+        return DDL_OK;
+    int nnodes = c->info.nnodes;
+    char (*leaves)[DDL_HOST_LEN] = calloc((size_t)nnodes, DDL_HOST_LEN);
+    if (!leaves)
+        return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the rack table");
+    MPI_Allgather(leaf, DDL_HOST_LEN, MPI_CHAR, leaves, DDL_HOST_LEN, MPI_CHAR, c->lane_comm); /* by node index */
+    int per = 1;
+    while (per < nnodes && strcmp(leaves[per], leaves[0]) == 0)
+        per++;
+    int even = nnodes % per == 0;
+    for (int n = 0; n < nnodes && even; n++) {
+        even = strcmp(leaves[n], leaves[n - n % per]) == 0;
+        for (int r = 0; r < n - n % per && even && n % per == 0; r += per) /* a rack appears once */
+            even = strcmp(leaves[n], leaves[r]) != 0;
+    }
+    if (even && nnodes / per > 1) {
+        c->set.grid = (ddl_grid_t){3, {c->info.gpus_per_node, per, nnodes / per}};
+        if (c->info.rank == 0)
+            DDL_INFO(DDL_SUBSYS_INIT, "grid from SLURM_TOPOLOGY_ADDR: %d GPUs x %d nodes per switch x %d switches",
+                     c->info.gpus_per_node, per, nnodes / per);
+    } else if (c->info.rank == 0) {
+        DDL_INFO(DDL_SUBSYS_INIT, "SLURM_TOPOLOGY_ADDR: %s; no multiring grid",
+                 even ? "one leaf switch" : "leaf switches with different node counts, or not consecutive");
+    }
+    free(leaves);
+    return DDL_OK;
+}
+
 static ddl_status_t gather_names(ddl_comm_t *c)
 {
     c->hosts = calloc((size_t)c->info.size, DDL_HOST_LEN);
@@ -417,6 +466,12 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(gather_names(c), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_bootstrap_check(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, check_grid(c)), st, fail);
+    DDL_CHECK_GOTO(grid_from_slurm(c), st, fail);
+    if (c->set.algo == DDL_ALGO_MULTIRING && !c->set.grid.ndims) {
+        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_ALGO=multiring needs DDL_TOPOLOGY, e.g. 4x8x2 (GPUs per node x nodes "
+                       "per rack x racks), or Slurm's topology/tree with racks of equal size");
+        goto fail;
+    }
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)

@@ -50,7 +50,9 @@ static const ddl_param_t params[] = {
      "address space reserved per owner for ddl_malloc (memory is used only as allocated)"},
     {"DDL_TOPOLOGY", DDL_PARAM_STRING, "", NULL, 0, 0,
      "multi-ring grid as GPUs per node x nodes per rack x racks ..., e.g. 4x8x2 (nodes of a rack "
-     "are consecutive node indices); used by DDL_ALGO=multiring, and by auto instead of lane"},
+     "are consecutive node indices); used by DDL_ALGO=multiring, and by auto instead of lane; unset: "
+     "derived from Slurm's SLURM_TOPOLOGY_ADDR (topology/tree) when its leaf switches hold equal numbers "
+     "of consecutive nodes"},
     {"DDL_TUNING_FILE", DDL_PARAM_STRING, "", NULL, 0, 0,
      "size bands and their algorithms as ddl-tune wrote them; unset: " DDL_TUNING_DEFAULT " when it exists, "
      "else the defaults above"},
@@ -188,11 +190,7 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
         st = ddl_error(DDL_ERR_INVALID_ARG, "%s", err);
         goto out;
     }
-    if (s->algo == DDL_ALGO_MULTIRING && s->grid.ndims == 0) {
-        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_ALGO=multiring needs DDL_TOPOLOGY, e.g. 4x8x2 (GPUs per node x "
-                       "nodes per rack x racks)");
-        goto out;
-    }
+
     if (s->chunk_size < 4096)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is below the minimum of 4K", s->chunk_size);
     else if (s->stage_size < 65536)
