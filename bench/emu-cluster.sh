@@ -6,7 +6,10 @@
 # (tests/slurm/cluster.sh) with the plugin told the rails: lane k of a node sends
 # over rail k mod RAILS.  Addresses: 10.77.<rail>.<node>, the hub .254.
 #
-#   bench/emu-cluster.sh start [NODES=2] [RAILS=2] [RATE=1gbit]
+#   bench/emu-cluster.sh start [NODES=2] [RAILS=2] [RATE=1gbit] [RACKS=1 UPLINK=RATE]
+#                                  with RACKS=2 the first half of the nodes hang off
+#                                  rack A's bridge and the rest off rack B's, joined
+#                                  per rail by an uplink capped at UPLINK
 #   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
@@ -22,20 +25,32 @@ state=$DDL_CLUSTER_DIR.net
 die() { echo "emu-cluster: $*" >&2; exit 1; }
 
 make_net() {
-    local nodes=$1 rails=$2 rate=$3
+    local nodes=$1 rails=$2 rate=$3 racks=$4 uplink=$5
     ip netns add "$prefix-hub"
     ip -n "$prefix-hub" link set lo up
     for k in $(seq 0 $((rails - 1))); do
         ip -n "$prefix-hub" link add "rail$k" type bridge
         ip -n "$prefix-hub" addr add "10.77.$k.254/24" dev "rail$k"
         ip -n "$prefix-hub" link set "rail$k" up
+        if [ "$racks" -eq 2 ]; then
+            # Rack B's bridge, joined to rack A's (rail$k) by a capped uplink.
+            ip -n "$prefix-hub" link add "rail${k}b" type bridge
+            ip -n "$prefix-hub" link set "rail${k}b" up
+            ip -n "$prefix-hub" link add "up${k}a" type veth peer name "up${k}b"
+            ip -n "$prefix-hub" link set "up${k}a" master "rail$k" up
+            ip -n "$prefix-hub" link set "up${k}b" master "rail${k}b" up
+            tc -n "$prefix-hub" qdisc add dev "up${k}a" root tbf rate "$uplink" burst 256kb latency 50ms
+            tc -n "$prefix-hub" qdisc add dev "up${k}b" root tbf rate "$uplink" burst 256kb latency 50ms
+        fi
     done
     for n in $(seq 1 "$nodes"); do
         ip netns add "$prefix-n$n"
         ip -n "$prefix-n$n" link set lo up
         for k in $(seq 0 $((rails - 1))); do
+            local bridge="rail$k"
+            [ "$racks" -eq 2 ] && [ "$n" -gt $((nodes / 2)) ] && bridge="rail${k}b"
             ip link add "h$n-$k" netns "$prefix-hub" type veth peer name "rail$k" netns "$prefix-n$n"
-            ip -n "$prefix-hub" link set "h$n-$k" master "rail$k" up
+            ip -n "$prefix-hub" link set "h$n-$k" master "$bridge" up
             ip -n "$prefix-n$n" addr add "10.77.$k.$n/24" dev "rail$k"
             ip -n "$prefix-n$n" link set "rail$k" up
             # Both ends: the node's sends and its receives are capped.
@@ -43,7 +58,7 @@ make_net() {
             tc -n "$prefix-hub" qdisc add dev "h$n-$k" root tbf rate "$rate" burst 256kb latency 50ms
         done
     done
-    echo "$nodes $rails $rate" > "$state"
+    echo "$nodes $rails $rate $racks $uplink" > "$state"
 }
 
 del_net() {
@@ -55,15 +70,16 @@ del_net() {
 
 case "${1:-}" in
 start)
-    nodes=${2:-2} rails=${3:-2} rate=${4:-1gbit}
+    nodes=${2:-2} rails=${3:-2} rate=${4:-1gbit} racks=${5:-1} uplink=${6:-${4:-1gbit}}
     [ "$(id -u)" -eq 0 ] || die "must run as root"
     [ "$nodes" -ge 2 ] && [ "$nodes" -le 4 ] || die "NODES must be 2 to 4"
     [ "$rails" -ge 1 ] && [ "$rails" -le 4 ] || die "RAILS must be 1 to 4"
+    [ "$racks" -eq 1 ] || { [ "$racks" -eq 2 ] && [ $((nodes % 2)) -eq 0 ]; } || die "RACKS must be 1, or 2 with an even NODES"
     "$0" stop > /dev/null 2>&1 || true
-    make_net "$nodes" "$rails" "$rate"
+    make_net "$nodes" "$rails" "$rate" "$racks" "$uplink"
     DDL_CLUSTER_RAILS=$(seq -s, -f 'rail%g' 0 $((rails - 1))) DDL_CLUSTER_BIND=no \
         "$top/tests/slurm/cluster.sh" start "$nodes" || { del_net; exit 1; }
-    echo "emu-cluster: $nodes nodes x $rails rails at $rate; run clients with: $0 run srun ..."
+    echo "emu-cluster: $nodes nodes x $rails rails at $rate, $racks rack(s) (uplink $uplink); run clients with: $0 run srun ..."
     ;;
 run)
     shift
@@ -71,12 +87,17 @@ run)
     exec nsenter --net="/run/netns/$prefix-hub" "$@"
     ;;
 counters)
-    read -r nodes rails _ < "$state" || die "not started"
+    read -r nodes rails _ racks _ < "$state" || die "not started"
     for n in $(seq 1 "$nodes"); do
         for k in $(seq 0 $((rails - 1))); do
             echo "n$n rail$k tx_bytes $(ip netns exec "$prefix-n$n" cat "/sys/class/net/rail$k/statistics/tx_bytes")"
         done
     done
+    if [ "${racks:-1}" -eq 2 ]; then
+        for k in $(seq 0 $((rails - 1))); do
+            echo "uplink rail$k tx_bytes $(ip netns exec "$prefix-hub" cat "/sys/class/net/up${k}a/statistics/tx_bytes")"
+        done
+    fi
     ;;
 stop)
     "$top/tests/slurm/cluster.sh" stop || true

@@ -64,6 +64,30 @@ else
     fail "ddl-tune or its file"; cat "$tune" 2>/dev/null; echo "$out" | tail -8
 fi
 "$emu" stop > /dev/null 2>&1
+# Two racks of 2 nodes joined by a slower uplink: the multiring along 1x2x2 is
+# right, and sends the buffer once each way over the uplink per call (1/4 of it
+# from each of 2 nodes, in the reduce-scatter and in the allgather), where the
+# ring over all 4 nodes crosses it with 3/2 of the buffer.
+uplink_bytes() { "$emu" counters | awk '$1 == "uplink" {print $4}'; }
+if "$emu" start 4 1 1gbit 2 250mbit > /dev/null; then
+    for algo in multiring lane; do
+        u0=$(uplink_bytes)
+        out=$(DDL_ALGO=$algo DDL_TOPOLOGY=1x2x2 "$emu" run timeout 300 srun -N4 --gpus-per-node=1 --ddl-lanes=1 \
+            "$top_builddir/ddl-bench" -m ddl -b 4M -e 4M -n 1 -w 0 -c 1 2>&1)
+        sent=$(( $(uplink_bytes) - u0 ))
+        eval "uplink_$algo=$sent"
+        grep -q '^# Out of bounds values : 0 OK' <<< "$out" || { fail "$algo on 2 racks"; echo "$out" | tail -5; }
+    done
+    # ddl-bench runs 4 calls here (out-of-place and in-place, each timed once and checked once).
+    if [ "$uplink_multiring" -gt 0 ] && [ $((uplink_multiring * 4)) -lt $((uplink_lane * 3)) ]; then
+        pass "2 racks: the multiring sends $uplink_multiring bytes over the uplink, the lane ring $uplink_lane"
+    else
+        fail "2 racks: uplink bytes multiring $uplink_multiring, lane $uplink_lane"
+    fi
+else
+    fail "the 2-rack cluster did not start"
+fi
+"$emu" stop > /dev/null 2>&1
 trap - EXIT
 left=$(ip netns list | grep "^ddlt$$-" || true)
 [ -z "$left" ] && pass "no network namespace left" || fail "namespaces left: $left"
