@@ -515,10 +515,6 @@ int ddl_comm_stats(const ddl_comm_t *c, ddl_dim_stats_t *stats, int max)
     /* Entry 0: the lane algorithms between all nodes; then the grid's dimensions. */
     int n = 0, ndims = c->set.grid.ndims ? c->set.grid.ndims : 1;
     for (int d = 0; d < ndims && n < max; d++) {
-        if (d == 0 && c->set.grid.ndims) {
-            stats[n++] = (ddl_dim_stats_t){0, c->info.nnodes, c->counts[0].bytes_sent, c->counts[0].seconds};
-            continue;
-        }
         int size = d == 0 ? c->info.nnodes : c->set.grid.dims[d];
         stats[n++] = (ddl_dim_stats_t){d, size, c->counts[d].bytes_sent, c->counts[d].seconds};
     }

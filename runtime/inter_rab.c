@@ -9,15 +9,7 @@
 #include "steps.h"
 #include "slice.h"
 
-static int log2_floor(int v)
-{
-    int k = 0;
-    while ((1 << (k + 1)) <= v)
-        k++;
-    return k;
-}
-
-int ddl_rab_max_steps(int size) { return size > 1 ? 2 * log2_floor(size) + 2 : 0; }
+int ddl_rab_max_steps(int size) { return size > 1 ? 2 * ddl_log2_floor(size) + 2 : 0; }
 
 static int real_rank(int newrank, int rem) { return newrank < rem ? 2 * newrank + 1 : newrank + rem; }
 
@@ -25,7 +17,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
 {
     if (size == 1)
         return 0;
-    int k = log2_floor(size), pof2 = 1 << k, rem = size - pof2, s = 0, newrank;
+    int k = ddl_log2_floor(size), pof2 = 1 << k, rem = size - pof2, s = 0, newrank;
     ddl_step_t *st;
     if (rank < 2 * rem) {
         st = &steps[s++];

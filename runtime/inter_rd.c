@@ -6,15 +6,7 @@
 
 #include "steps.h"
 
-static int log2_floor(int v)
-{
-    int k = 0;
-    while ((1 << (k + 1)) <= v)
-        k++;
-    return k;
-}
-
-int ddl_rd_max_steps(int size) { return size > 1 ? log2_floor(size) + 2 : 0; }
+int ddl_rd_max_steps(int size) { return size > 1 ? ddl_log2_floor(size) + 2 : 0; }
 
 static void set_step(ddl_step_t *st, int send_peer, int recv_peer, size_t n, ddl_combine_t combine)
 {
@@ -32,7 +24,7 @@ int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps)
 {
     if (size == 1)
         return 0;
-    int pof2 = 1 << log2_floor(size), rem = size - pof2, k = 0, newrank;
+    int pof2 = 1 << ddl_log2_floor(size), rem = size - pof2, k = 0, newrank;
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
             set_step(&steps[k++], rank + 1, -1, n, DDL_COMBINE_NONE);

@@ -35,6 +35,15 @@ typedef struct {
     double seconds;
 } ddl_dim_count_t;
 
+/* The largest k with 2^k <= v (v >= 1): the power-of-two core of a rank count. */
+static inline int ddl_log2_floor(int v)
+{
+    int k = 0;
+    while ((1 << (k + 1)) <= v)
+        k++;
+    return k;
+}
+
 /* Step counts are bounded by these for `size` ranks. */
 int ddl_ring_max_steps(int size);
 int ddl_rd_max_steps(int size);

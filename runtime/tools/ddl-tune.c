@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "algo.h"
+#include "bench_stats.h"
 #include "comm.h"
 #include "parse.h"
 
@@ -53,13 +54,7 @@ static double time_size(ddl_comm_t *c, float *buf, size_t count, long iters)
         if (i >= 0)
             t[i] = MPI_Wtime() - t0;
     }
-    for (long i = 1; i < iters; i++) /* insertion sort: a few samples */
-        for (long j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    med = t[iters / 2] * 1e6;
+    med = bench_median(t, (size_t)iters) * 1e6;
     if (owner)
         MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, c->owners);
     free(t);
