@@ -29,6 +29,7 @@ typedef enum {
     DDL_ERR_MPI = -7,           /* an MPI call failed */
     DDL_ERR_MISMATCH = -8,      /* ranks called with different arguments (DDL_CHECK=1) */
     DDL_ERR_LAYOUT = -9,        /* the ranks do not form nodes x GPUs x lanes */
+    DDL_ERR_DEVICE = -10,       /* a CUDA or NCCL call failed */
 } ddl_status_t;
 
 typedef enum {
@@ -118,6 +119,22 @@ MPI_Comm ddl_comm_owners(const ddl_comm_t *comm);
  * it too with the same count, dtype and op (their buffers are ignored). */
 ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                            ddl_redop_t op, ddl_comm_t *comm);
+
+/* Where the buffers of a call are. */
+typedef enum {
+    DDL_MEM_AUTO = 0, /* ask CUDA about the pointers (host memory when CUDA is absent) */
+    DDL_MEM_HOST,
+    DDL_MEM_DEVICE,   /* cudaMalloc'd memory of the owner's GPU */
+} ddl_memory_t;
+
+/* ddl_allreduce with the memory kind stated and, for device buffers, a CUDA
+ * stream (a cudaStream_t, or NULL for the legacy default stream): the
+ * collective starts after the work queued on that stream, and its result is
+ * in recvbuf when the call returns.  ddl_allreduce is this call with
+ * DDL_MEM_AUTO and no stream (it waits for the whole device instead).
+ * Device buffers need a library built with CUDA (ddl-info says). */
+ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                  ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *comm);
 
 /* Helpers in serve mode: do this rank's part of every collective its owner starts;
  * returns DDL_OK when the owners destroy the communicator. */

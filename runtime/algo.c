@@ -1,9 +1,11 @@
 #include "config.h"
 
 #include "algo.h"
+#include "gpu.h"
 
 const char *const ddl_algo_names[] = {"auto", "mpi", "lane", "multiring", NULL};
 const char *const ddl_inter_algo_names[] = {"auto", "ring", "rd", "rab", NULL};
+const char *const ddl_gpu_transport_names[] = {"auto", "staged", "mpi", "nccl", NULL};
 
 static const ddl_algo_desc_t algos[] = {
     {"allreduce", DDL_ALGO_AUTO, "auto",
@@ -23,6 +25,17 @@ static const ddl_algo_desc_t algos[] = {
     {"lane", DDL_INTER_RAB, "rab",
      "Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather, extra ranks "
      "folded in first: 2 log2(P) steps, 2(P-1)/P of the data per rank"},
+    {"gpu", DDL_GPU_AUTO, "auto", "nccl when libnccl.so.2 loads on every rank, else mpi when the MPI library is "
+     "CUDA-aware, else staged"},
+    {"gpu", DDL_GPU_STAGED, "staged",
+     "device buffers: each chunk of the reduced slice is copied to pinned host memory, goes between nodes "
+     "on the lane's host schedule, and is copied back"},
+    {"gpu", DDL_GPU_MPI, "mpi",
+     "device buffers: each chunk goes between nodes by MPI_Iallreduce on device memory (CUDA-aware MPI; "
+     "f16 and bf16 are staged, MPI has no native op for them)"},
+    {"gpu", DDL_GPU_NCCL, "nccl",
+     "device buffers: each chunk goes between nodes by ncclAllReduce on a communicator of this lane's "
+     "ranks, one GPU per node in each (libnccl.so.2 loaded at run time)"},
 };
 
 const ddl_algo_desc_t *ddl_algo_table(size_t *count)

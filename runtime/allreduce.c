@@ -6,6 +6,7 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "gpu.h"
 #include "log.h"
 
 static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
@@ -82,21 +83,51 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
                  algo == DDL_ALGO_MULTIRING ? " (DDL_TOPOLOGY is set)" : "");
 }
 
+/* Owners: where the buffers are.  HOST or DEVICE, or AUTO when one is host
+ * memory and the other device memory (the call fails on every rank). */
+static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_memory_t stated)
+{
+    if (stated != DDL_MEM_AUTO)
+        return stated;
+    int s = ddl_gpu_is_device(sendbuf), r = ddl_gpu_is_device(recvbuf);
+    return s != r ? DDL_MEM_AUTO : s ? DDL_MEM_DEVICE : DDL_MEM_HOST;
+}
+
 ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
                            ddl_comm_t *c)
+{
+    return ddl_allreduce_stream(sendbuf, recvbuf, count, dtype, op, DDL_MEM_AUTO, NULL, c);
+}
+
+ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                  ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c)
 {
     ddl_status_t st = check_args(sendbuf, recvbuf, count, dtype, op, c);
     if (st != DDL_OK)
         return st;
+    if ((unsigned)mem > DDL_MEM_DEVICE)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_stream: unknown memory kind %d", (int)mem);
     if (c->set.check && (st = check_same_args(count, dtype, op, c)) != DDL_OK)
         return st;
     if (count == 0)
         return DDL_OK;
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
+    c->mem_now = DDL_MEM_HOST;
+    c->stream_now = stream;
+    if (c->info.role == DDL_ROLE_OWNER) {
+        c->mem_now = locate_memory(sendbuf, recvbuf, mem);
+        /* Other processes read the buffers: the work that fills them must be done. */
+        if (c->mem_now == DDL_MEM_DEVICE && (st = ddl_gpu_wait_queued(stream, c->set.timeout)) != DDL_OK)
+            return st;
+    }
     size_t bytes = (size_t)count * ddl_dtype_size(dtype);
     ddl_algo_id_t algo = choose(c, bytes);
     announce(c, algo, bytes);
+    if (algo == DDL_ALGO_MPI && c->mem_now == DDL_MEM_AUTO)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: sendbuf is %s memory but recvbuf is %s memory: pass "
+                         "both on the host or both on the device", ddl_gpu_is_device(sendbuf) ? "device" : "host",
+                         ddl_gpu_is_device(recvbuf) ? "device" : "host");
     if (algo == DDL_ALGO_MPI)
         return c->info.role == DDL_ROLE_OWNER ? ddl_allreduce_mpi(sendbuf, recvbuf, (size_t)count, dtype, op, c)
                                               : DDL_OK;

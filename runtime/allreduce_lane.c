@@ -11,7 +11,9 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "gpu.h"
 #include "log.h"
+#include "chunks.h"
 #include "slice.h"
 
 #define BLOCK_BYTES 16384 /* single node: reduce through an L1-sized block */
@@ -61,13 +63,13 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
     }
 }
 
-static void start_chunk(ddl_comm_t *c, int i, size_t n, const lane_view_t *v)
+void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn)
 {
     int rank = c->info.node, size = c->info.nnodes;
     ddl_sched_t *s = &c->sched[i];
     int nsteps, algo = c->lane_algo_now;
     if (algo == DDL_INTER_AUTO) /* the auto rule is applied per chunk */
-        algo = c->set.rd_threshold > n * v->esize ? DDL_INTER_RD : DDL_INTER_RING;
+        algo = c->set.rd_threshold > n * esize ? DDL_INTER_RD : DDL_INTER_RING;
     if (c->multiring_now)
         algo = -1;
     switch (algo) {
@@ -76,11 +78,10 @@ static void start_chunk(ddl_comm_t *c, int i, size_t n, const lane_view_t *v)
     case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
     default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
     }
-    ddl_sched_start(s, nsteps, c->scratch[i], c->tmp[i], v->esize, v->fn);
+    ddl_sched_start(s, nsteps, c->scratch[i], c->tmp[i], esize, fn);
 }
 
-/* Progress every schedule in flight until schedule i is done. */
-static ddl_status_t finish_chunk(ddl_comm_t *c, int i)
+ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
 {
     double deadline = ddl_now() + c->set.timeout;
     for (unsigned spins = 0;; spins++) {
@@ -111,21 +112,21 @@ static ddl_status_t finish_chunk(ddl_comm_t *c, int i)
 
 static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
 {
-    size_t per = c->chunk_now / v->esize;
-    size_t nchunks = (n + per - 1) / per;
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->chunk_now, 1);
     ddl_status_t st = DDL_OK;
-    for (size_t k = 0; k <= nchunks && st == DDL_OK; k++) {
+    for (size_t k = 0; k <= plan.count && st == DDL_OK; k++) {
         int i = (int)(k % DDL_NSCHED), prev = (int)((k + DDL_NSCHED - 1) % DDL_NSCHED);
-        if (k < nchunks) {
-            size_t ck = n - k * per < per ? n - k * per : per;
-            reduce_in(v, off + k * per, ck, c->scratch[i]);
-            start_chunk(c, i, ck, v);
+        size_t co, cn;
+        if (k < plan.count) {
+            ddl_chunk_at(&plan, k, &co, &cn);
+            reduce_in(v, off + co, cn, c->scratch[i]);
+            ddl_lane_chunk_start(c, i, cn, v->esize, v->fn);
         }
         if (k > 0) {
-            size_t pk = k - 1, ck = n - pk * per < per ? n - pk * per : per;
-            st = finish_chunk(c, prev);
+            ddl_chunk_at(&plan, k - 1, &co, &cn);
+            st = ddl_lane_chunk_finish(c, prev);
             if (st == DDL_OK)
-                write_out(v, off + pk * per, ck, c->scratch[prev]);
+                write_out(v, off + co, cn, c->scratch[prev]);
         }
     }
     return st;
@@ -163,10 +164,67 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
     rq->lane_algo = c->lane_algo_now;
     rq->multiring = c->multiring_now;
     rq->chunk = c->chunk_now;
-    rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
-    rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
+    if (c->mem_now == DDL_MEM_HOST) {
+        rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
+        rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
+    } else {
+        /* Device buffers are opened by the node's other ranks; an owner whose
+         * buffers cannot be used says why, and every rank fails the call. */
+        int ok = c->mem_now == DDL_MEM_DEVICE;
+        if (!ok)
+            c->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf and recvbuf must both "
+                                     "be host memory or both device memory", c->info.rank);
+        else if ((c->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) ==
+                     DDL_OK)
+            c->own_error = ddl_gpu_export(recvbuf, &rq->out_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id));
+        rq->in_kind = rq->out_kind = c->own_error == DDL_OK ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
+    }
     if (c->helper_mode == DDL_HELPERS_SERVE)
         ddl_node_ring(&c->node);
+}
+
+/* After the node has met: DDL_LOC_DEVICE when every owner of the node posted
+ * device buffers, DDL_LOC_INVALID when any owner's buffers cannot be used or
+ * owners mix host and device memory (*why says which), else DDL_LOC_HEAP for
+ * host memory of either kind. */
+static ddl_loc_kind_t node_memory(const ddl_comm_t *c, int *why)
+{
+    int device = 0;
+    for (int g = 0; g < c->info.gpus_per_node; g++) {
+        int kind = c->node.ctrl->slots[g * c->info.lanes].req.in_kind;
+        if (kind == DDL_LOC_INVALID) {
+            *why = g;
+            return DDL_LOC_INVALID;
+        }
+        device += kind == DDL_LOC_DEVICE;
+    }
+    *why = -1;
+    return device == 0 ? DDL_LOC_HEAP : device == c->info.gpus_per_node ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
+}
+
+/* The rest of a call on device buffers, or of one that fails for bad buffers:
+ * every rank of the node meets again at the end, so that no owner posts its
+ * next request while a peer still reads this one. */
+static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int why, const void *sendbuf,
+                                      void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    const ddl_comm_info_t *in = &c->info;
+    ddl_status_t st;
+    if (kind == DDL_LOC_DEVICE)
+        st = ddl_allreduce_gpu(c, sendbuf, recvbuf, count, dtype, op);
+    else if (why >= 0 && why * in->lanes == in->local_rank)
+        st = c->own_error;
+    else
+        st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
+                                  "passed buffers it cannot share (its message says why)", why, in->node,
+                                  c->world_of_local[why * in->lanes])
+                      : ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owners of node %d passed host and device "
+                                  "buffers; all owners pass the same kind of memory", in->node);
+    ddl_status_t met = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results");
+    if (kind == DDL_LOC_INVALID && met == DDL_OK)
+        return st; /* a usage error: the communicator stays usable */
+    st = st == DDL_OK ? met : st;
+    return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }
 
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
@@ -206,6 +264,10 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
             break;
+        int why;
+        ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
+        if (kind != DDL_LOC_HEAP)
+            return device_or_invalid(c, kind, why, sendbuf, recvbuf, count, dtype, op);
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
             const ddl_request_t *rq = &c->node.ctrl->slots[g * in->lanes].req;

@@ -5,9 +5,11 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
+#include "gpu.h"
 #include "log.h"
 
 static int via_user_op(ddl_dtype_t t)
@@ -71,9 +73,41 @@ static MPI_Op mpi_op(ddl_dtype_t dtype, ddl_redop_t op)
     return ops[op];
 }
 
+int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop)
+{
+    if (via_user_op(dtype))
+        return 0;
+    *type = mpi_type(dtype);
+    *mop = mpi_op(dtype, op);
+    return 1;
+}
+
+/* Device buffers go through a host copy: the system MPI may not be CUDA-aware,
+ * and its user ops (f16, bf16) run on the host. */
+static ddl_status_t mpi_device(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                               ddl_comm_t *c)
+{
+    size_t bytes = count * ddl_dtype_size(dtype);
+    if (c->bounce_bytes < bytes) {
+        void *p = realloc(c->bounce, bytes);
+        if (!p)
+            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte host copy of a device buffer", bytes);
+        c->bounce = p;
+        c->bounce_bytes = bytes;
+    }
+    ddl_status_t st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes);
+    if (st == DDL_OK)
+        st = ddl_allreduce_mpi(c->bounce, c->bounce, count, dtype, op, c);
+    if (st == DDL_OK)
+        st = ddl_gpu_memcpy(recvbuf, c->bounce, bytes);
+    return st;
+}
+
 ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
                                ddl_comm_t *c)
 {
+    if (c->mem_now == DDL_MEM_DEVICE && sendbuf != c->bounce)
+        return mpi_device(sendbuf, recvbuf, count, dtype, op, c);
     MPI_Datatype type = mpi_type(dtype);
     MPI_Op mop = mpi_op(dtype, op);
     size_t esize = ddl_dtype_size(dtype);

@@ -9,6 +9,7 @@
 
 #include "bootstrap.h"
 #include "comm.h"
+#include "gpu.h"
 #include "algo.h"
 #include "lanemap.h"
 #include "log.h"
@@ -75,12 +76,12 @@ static ddl_status_t agree_settings(ddl_comm_t *c)
 {
     static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_RD_THRESHOLD",
                                         "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS",
-                                        "DDL_TUNING_FILE", "DDL_TOPOLOGY"};
+                                        "DDL_TUNING_FILE", "DDL_TOPOLOGY", "DDL_GPU_TRANSPORT"};
     enum { N = sizeof(names) / sizeof(names[0]) };
     const ddl_settings_t *s = &c->set;
     int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, (int64_t)s->rd_threshold,
                            (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode,
-                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid)};
+                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid), s->gpu_transport};
     int64_t ext[2 * N];
     for (int i = 0; i < N; i++)
         mine[N + i] = -mine[i];
@@ -101,6 +102,8 @@ static void free_comm(MPI_Comm *comm)
 /* Free everything the communicator holds but its struct. */
 static void release(ddl_comm_t *c)
 {
+    ddl_gpu_comm_release(c); /* before the staging buffers and the lane communicator go */
+    free(c->bounce);
     for (int i = 0; i < DDL_NSCHED; i++) {
         ddl_sched_fini(&c->sched[i]);
         free(c->scratch[i]);
@@ -474,6 +477,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     }
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
+    DDL_CHECK_GOTO(agree(c, ddl_gpu_comm_setup(c)), st, fail);
     if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
     c->magic = DDL_COMM_LIVE;

@@ -45,6 +45,13 @@ struct ddl_comm {
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     ddl_sched_t sched[DDL_NSCHED];
 
+    struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
+    ddl_memory_t mem_now;        /* owners: where this call's buffers are (HOST, DEVICE or AUTO: mixed) */
+    void *stream_now;            /* owners: the caller's CUDA stream */
+    ddl_status_t own_error;      /* owners: why this call's buffers cannot be used */
+    void *bounce;                /* host copy of device buffers on the MPI path */
+    size_t bounce_bytes;
+
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
     bool broken;                 /* a collective failed: later calls fail at once */
     unsigned logged_algos;       /* algorithms already announced at INFO */
@@ -54,11 +61,19 @@ struct ddl_comm {
 bool ddl_comm_is_live(const ddl_comm_t *comm);
 
 /* The allreduce algorithms. */
+/* The system MPI's type and op for (dtype, op) when it has them natively; 0
+ * when the runtime supplies its own (8-bit integers, 16-bit floats). */
+int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop);
 ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                ddl_redop_t op, ddl_comm_t *comm);
 /* Owners pass their buffers; helpers pass NULL. */
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                 ddl_redop_t op, int multiring, ddl_comm_t *comm);
+/* Start the inter-node allreduce of the n elements in c->scratch[i] along this
+ * rank's lane (schedule i), and progress every schedule in flight until
+ * schedule i is done.  Shared by the host and the staged device paths. */
+void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn);
+ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i);
 /* Mark the communicator broken and tell the node's ranks to stop waiting. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);
 

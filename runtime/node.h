@@ -9,9 +9,16 @@
 #include <stdint.h>
 
 #include "ddl.h"
+#include "ipc_cache.h"
 #include "shm.h"
 
-typedef enum { DDL_LOC_NONE = 0, DDL_LOC_HEAP, DDL_LOC_STAGE } ddl_loc_kind_t;
+typedef enum {
+    DDL_LOC_NONE = 0,
+    DDL_LOC_HEAP,   /* in the owner's ddl_malloc heap: read in place */
+    DDL_LOC_STAGE,  /* other host memory: copied through the stage area */
+    DDL_LOC_DEVICE,  /* device memory: opened by CUDA IPC (in_ref, out_ref) */
+    DDL_LOC_INVALID, /* the owner's buffers cannot be used (it says why): every rank fails the call */
+} ddl_loc_kind_t;
 
 /* An owner's request: what it wants reduced and where its buffers are. */
 typedef struct {
@@ -23,6 +30,8 @@ typedef struct {
     int32_t multiring;
     uint64_t chunk;
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
+    char pci_bus_id[32];       /* device buffers: the owner's GPU */
+    ddl_gpu_ref_t in_ref, out_ref;
 } ddl_request_t;
 
 typedef struct {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "algo.h"
+#include "gpu.h"
 #include "grid.h"
 #include "log.h"
 #include "params.h"
@@ -34,6 +35,9 @@ static const ddl_param_t params[] = {
      "allreduce algorithm: auto chooses by message size (see DDL_MPI_THRESHOLD)"},
     {"DDL_LANE_ALGO", DDL_PARAM_ENUM, "auto", ddl_inter_algo_names, 0, 0,
      "inter-node algorithm of each lane: auto chooses by chunk size (see DDL_RD_THRESHOLD)"},
+    {"DDL_GPU_TRANSPORT", DDL_PARAM_ENUM, "auto", ddl_gpu_transport_names, 0, 0,
+     "how device buffers go between nodes: auto, staged (through pinned host memory), mpi (CUDA-aware "
+     "MPI on device memory) or nccl (one NCCL communicator per lane)"},
     {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
      "owners; auto: 512 on one node, 1M across nodes (measured crossovers, bench/RESULTS.md)"},
@@ -174,6 +178,7 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
     DDL_CHECK_GOTO(ddl_param_bool("DDL_CHECK", &s->check), st, out);
     DDL_CHECK_GOTO(ddl_param_enum("DDL_ALGO", &s->algo), st, out);
     DDL_CHECK_GOTO(ddl_param_enum("DDL_LANE_ALGO", &s->lane_algo), st, out);
+    DDL_CHECK_GOTO(ddl_param_enum("DDL_GPU_TRANSPORT", &s->gpu_transport), st, out);
     if (strcasecmp(ddl_param_string("DDL_MPI_THRESHOLD"), "auto") == 0)
         s->mpi_threshold = DDL_THRESHOLD_AUTO;
     else

@@ -51,6 +51,7 @@ typedef struct {
     int check;             /* DDL_CHECK */
     int algo;              /* DDL_ALGO: ddl_algo_id_t */
     int lane_algo;         /* DDL_LANE_ALGO: ddl_inter_algo_id_t */
+    int gpu_transport;     /* DDL_GPU_TRANSPORT: ddl_gpu_transport_t (resolved from auto at creation) */
     size_t mpi_threshold;  /* DDL_MPI_THRESHOLD, or DDL_THRESHOLD_AUTO */
     size_t rd_threshold;   /* DDL_RD_THRESHOLD */
     size_t chunk_size;     /* DDL_CHUNK_SIZE */

@@ -8,6 +8,7 @@
 
 #include "algo.h"
 #include "ddl.h"
+#include "gpu.h"
 #include "params.h"
 
 static void usage(FILE *f)
@@ -30,11 +31,16 @@ int main(int argc, char **argv)
 #else
     printf("  PMIx:  no\n");
 #endif
-#ifdef DDL_HAVE_CUDA
-    printf("  CUDA:  toolkit found at build time (device buffers not yet supported)\n");
-#else
-    printf("  CUDA:  no\n");
-#endif
+char why[256] = "";
+    int devices = ddl_gpu_devices(why, sizeof(why));
+    if (!ddl_gpu_built())
+        printf("  CUDA:  no (%s): host memory only\n", why);
+    else if (devices)
+        printf("  CUDA:  yes, %d device%s visible: device buffers supported\n", devices, devices == 1 ? "" : "s");
+    else
+        printf("  CUDA:  built with CUDA, but %s: host memory only\n", why);
+    int nccl = ddl_gpu_nccl_available(why, sizeof(why));
+    printf("  NCCL:  %s%s\n", nccl ? "libnccl.so.2 loads (DDL_GPU_TRANSPORT=nccl available)" : "no: ", nccl ? "" : why);
     printf("\nConfiguration variables (environment):\n");
     size_t n;
     const ddl_param_t *params = ddl_params_table(&n);

@@ -1,0 +1,143 @@
+/* ddl-gpu-bench: the device path against its references, on the GPUs of this
+ * machine (run under mpirun, one process per lane; virtual GPUs may share one
+ * physical device).  For each size, f32 sum, median of -n calls:
+ *   ddl      ddl_allreduce on device buffers (owners' buffers opened by CUDA IPC)
+ *   copy     cudaMemcpy device to device of the same size on each owner: the
+ *            device's copy bandwidth, which the intra-node phase is bounded by
+ *   mpi      the system MPI_Allreduce over the owners on device buffers when
+ *            the MPI is CUDA-aware; else staged by hand (device to host,
+ *            MPI_Allreduce, host to device), as a user of a plain MPI would
+ * Prints one row per size: times in microseconds, ddl's bus bandwidth
+ * (2 (P-1)/P bytes / time, as nccl-tests), and the ratios. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_stats.h"
+#include "ddl.h"
+
+#define MAX_BYTES ((size_t)256 << 20)
+
+static void check_cuda(cudaError_t rc, const char *what)
+{
+    if (rc != cudaSuccess) {
+        fprintf(stderr, "ddl-gpu-bench: %s: %s\n", what, cudaGetErrorString(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+typedef struct {
+    ddl_comm_t *comm;
+    ddl_comm_info_t info;
+    MPI_Comm owners;
+    void *dsend, *drecv, *host;
+    int iters;
+} bench_t;
+
+/* The slowest owner's median time in microseconds of what(b, bytes). */
+static double timed(bench_t *b, size_t bytes, int (*what)(bench_t *, size_t))
+{
+    int owner = b->info.role == DDL_ROLE_OWNER;
+    double *t = calloc((size_t)b->iters, sizeof(double));
+    for (int it = -2; it < b->iters; it++) {
+        if (owner)
+            MPI_Barrier(b->owners);
+        double t0 = MPI_Wtime();
+        if (what(b, bytes) != 0)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (it >= 0)
+            t[it] = MPI_Wtime() - t0;
+    }
+    double med = bench_median(t, (size_t)b->iters) * 1e6, worst = med;
+    if (owner)
+        MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, b->owners);
+    free(t);
+    return worst;
+}
+
+static int run_ddl(bench_t *b, size_t bytes)
+{
+    int owner = b->info.role == DDL_ROLE_OWNER;
+    ddl_status_t st = ddl_allreduce(owner ? b->dsend : NULL, owner ? b->drecv : NULL, (int64_t)(bytes / 4),
+                                    DDL_DTYPE_F32, DDL_REDOP_SUM, b->comm);
+    if (st != DDL_OK)
+        fprintf(stderr, "ddl-gpu-bench: ddl_allreduce: %s\n", ddl_last_error());
+    return st != DDL_OK;
+}
+
+static int run_copy(bench_t *b, size_t bytes)
+{
+    if (b->info.role == DDL_ROLE_OWNER)
+        check_cuda(cudaMemcpy(b->drecv, b->dsend, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+    return 0;
+}
+
+static int cuda_aware;
+
+static int run_mpi(bench_t *b, size_t bytes)
+{
+    if (b->info.role != DDL_ROLE_OWNER)
+        return 0;
+    int n = (int)(bytes / 4);
+    if (cuda_aware)
+        return MPI_Allreduce(b->dsend, b->drecv, n, MPI_FLOAT, MPI_SUM, b->owners) != MPI_SUCCESS;
+    check_cuda(cudaMemcpy(b->host, b->dsend, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    int rc = MPI_Allreduce(MPI_IN_PLACE, b->host, n, MPI_FLOAT, MPI_SUM, b->owners);
+    check_cuda(cudaMemcpy(b->drecv, b->host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    return rc != MPI_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_t b = {.iters = argc > 1 ? atoi(argv[1]) : 20};
+    size_t max_bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : MAX_BYTES;
+    cuda_aware = getenv("DDL_BENCH_CUDA_AWARE_MPI") && atoi(getenv("DDL_BENCH_CUDA_AWARE_MPI"));
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        fprintf(stderr, "ddl-gpu-bench: CUDA sees no device\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    ddl_config_t cfg;
+    if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &b.comm) != DDL_OK) {
+        fprintf(stderr, "ddl-gpu-bench: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ddl_comm_info(b.comm, &b.info);
+    b.owners = ddl_comm_owners(b.comm);
+    check_cuda(cudaSetDevice(b.info.gpu % devices), "cudaSetDevice");
+    if (b.info.role == DDL_ROLE_OWNER) {
+        check_cuda(cudaMalloc(&b.dsend, max_bytes), "cudaMalloc");
+        check_cuda(cudaMalloc(&b.drecv, max_bytes), "cudaMalloc");
+        check_cuda(cudaMemset(b.dsend, 0, max_bytes), "cudaMemset");
+        check_cuda(cudaMallocHost(&b.host, max_bytes), "cudaMallocHost");
+    }
+    int P = b.info.owner_size > 0 ? b.info.owner_size : b.info.nnodes * b.info.gpus_per_node;
+    if (b.info.rank == 0) {
+        printf("# ddl-gpu-bench: %d nodes x %d GPUs x %d lanes on %d physical device%s, f32 sum, median of %d\n",
+               b.info.nnodes, b.info.gpus_per_node, b.info.lanes, devices, devices == 1 ? "" : "s", b.iters);
+        printf("# mpi: %s\n", cuda_aware ? "MPI_Allreduce on device buffers (CUDA-aware MPI)"
+                                         : "staged by hand: cudaMemcpy D2H, MPI_Allreduce, cudaMemcpy H2D");
+        printf("%12s %10s %10s %10s %9s %9s %9s\n", "bytes", "ddl_us", "copy_us", "mpi_us", "busbw", "ddl/copy",
+               "speedup");
+    }
+    for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+        double ddl_us = timed(&b, bytes, run_ddl), copy_us = timed(&b, bytes, run_copy),
+               mpi_us = timed(&b, bytes, run_mpi);
+        if (b.info.rank == 0)
+            printf("%12zu %10.1f %10.1f %10.1f %9.2f %9.2f %9.2f\n", bytes, ddl_us, copy_us, mpi_us,
+                   2.0 * (P - 1) / P * (double)bytes / ddl_us / 1e3, copy_us / ddl_us, mpi_us / ddl_us);
+    }
+    if (b.info.role == DDL_ROLE_OWNER) {
+        cudaFree(b.dsend);
+        cudaFree(b.drecv);
+        cudaFreeHost(b.host);
+    }
+    ddl_comm_destroy(b.comm);
+    MPI_Finalize();
+    return 0;
+}

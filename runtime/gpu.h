@@ -1,0 +1,66 @@
+/* The GPU side of the runtime, behind one interface that exists in every build:
+ * gpu_cuda.c, allreduce_gpu.c, gpu_nccl.c and gpu_kernels.cu when CUDA was found
+ * at configure time, gpu_none.c otherwise (every buffer is host memory).
+ *
+ * Device buffers take the lane algorithm's shape: each rank of a node reduces
+ * its slice across the node's GPU buffers with a kernel on its own GPU, reading
+ * the other owners' buffers through CUDA IPC; moves the reduced slice between
+ * nodes over its lane's transport (staged through pinned host memory and the
+ * host lane schedules, CUDA-aware MPI on device memory, or one NCCL
+ * communicator per lane); and writes the result into every owner's buffer. */
+#ifndef DDL_GPU_H
+#define DDL_GPU_H
+
+#include <stddef.h>
+
+#include "ddl.h"
+#include "ipc_cache.h"
+
+struct ddl_comm;
+
+/* DDL_GPU_TRANSPORT; the names are in gpu_transport_names. */
+typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
+extern const char *const ddl_gpu_transport_names[];
+
+/* Was the library built with CUDA? */
+int ddl_gpu_built(void);
+/* CUDA devices this process sees; 0 with the reason in why. */
+int ddl_gpu_devices(char *why, size_t len);
+
+/* Whether libnccl.so.2 loads here; 0 and why when not. */
+int ddl_gpu_nccl_available(char *why, size_t len);
+
+/* What cudaPointerGetAttributes said, as the runtime treats it: only memory of
+ * type device goes the device way.  Managed memory is host-accessible and goes
+ * the host way; so does every pointer CUDA cannot classify (no driver, no
+ * device, or memory CUDA never saw). */
+typedef enum { DDL_CUDA_MEM_UNREGISTERED = 0, DDL_CUDA_MEM_HOST, DDL_CUDA_MEM_DEVICE, DDL_CUDA_MEM_MANAGED } ddl_cuda_mem_t;
+static inline int ddl_gpu_kind_is_device(int query_ok, int cuda_mem_type)
+{
+    return query_ok && cuda_mem_type == DDL_CUDA_MEM_DEVICE;
+}
+/* 1 when p is device memory (always 0 without CUDA). */
+int ddl_gpu_is_device(const void *p);
+
+/* An owner describes its device buffer p for its node: the IPC handle of the
+ * allocation, and the PCI bus id of its GPU. */
+ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id, size_t len);
+/* Blocking copy between any two of host and device memory. */
+ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes);
+/* Wait for the work queued on stream (a cudaStream_t), or on the whole device
+ * when stream is NULL, before other processes read the owner's buffers. */
+ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout);
+
+/* At communicator creation (collective): the transport every rank can use,
+ * agreed over the communicator.  Without CUDA it only checks DDL_GPU_TRANSPORT. */
+ddl_status_t ddl_gpu_comm_setup(struct ddl_comm *c);
+/* Close IPC mappings, free device memory, destroy NCCL communicators. */
+void ddl_gpu_comm_release(struct ddl_comm *c);
+
+/* The device allreduce of the lane algorithm, from the point where every owner
+ * has posted its request and the node has met: all of the node's owners posted
+ * device buffers.  own_send/own_recv: the owner's own pointers (NULL on helpers). */
+ddl_status_t ddl_allreduce_gpu(struct ddl_comm *c, const void *own_send, void *own_recv, size_t count,
+                               ddl_dtype_t dtype, ddl_redop_t op);
+
+#endif

@@ -1,0 +1,292 @@
+/* The GPU interface with CUDA: what a pointer is, exporting an owner's buffer,
+ * the per-communicator device state, and the transport every rank agrees on. */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h> /* the driver's pointer attributes (types only: no link to libcuda) */
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* Open MPI's MPIX_Query_cuda_support (after mpi.h) */
+#endif
+
+#include "gpu_cuda.h"
+#include "log.h"
+
+int ddl_gpu_built(void)
+{
+    return 1;
+}
+
+ddl_status_t ddl_cuda_error(cudaError_t rc, const char *what)
+{
+    (void)cudaGetLastError(); /* clear it so that later calls do not report it again */
+    return ddl_error(DDL_ERR_DEVICE, "%s failed: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
+}
+
+int ddl_gpu_devices(char *why, size_t len)
+{
+    int n = 0;
+    cudaError_t rc = cudaGetDeviceCount(&n);
+    if (rc != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "CUDA sees no device: %s", cudaGetErrorString(rc));
+        return 0;
+    }
+    if (n == 0)
+        snprintf(why, len, "CUDA sees no device (CUDA_VISIBLE_DEVICES=%s)",
+                 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+    return n;
+}
+
+int ddl_gpu_nccl_available(char *why, size_t len)
+{
+    return ddl_nccl_load(why, len);
+}
+
+/* The driver's cuPointerGetAttribute, through the runtime (so that libddl does
+ * not need libcuda.so at link time): it answers for host pointers without
+ * creating a context, where cudaPointerGetAttributes would create one on
+ * device 0 in every process that only ever passes host memory. */
+typedef CUresult (*get_attr_fn)(void *data, CUpointer_attribute attr, CUdeviceptr ptr);
+static get_attr_fn get_attr;
+static pthread_once_t get_attr_once = PTHREAD_ONCE_INIT;
+
+static void find_get_attr(void)
+{
+    enum cudaDriverEntryPointQueryResult q;
+    void *fn = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        get_attr = (get_attr_fn)fn;
+    (void)cudaGetLastError();
+}
+
+int ddl_gpu_is_device(const void *p)
+{
+    if (!p)
+        return 0;
+    pthread_once(&get_attr_once, find_get_attr);
+    if (!get_attr)
+        return 0;
+    unsigned int type = 0, managed = 0;
+    int ok = get_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p) == CUDA_SUCCESS;
+    if (ok && get_attr(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)p) == CUDA_SUCCESS && managed)
+        return ddl_gpu_kind_is_device(1, DDL_CUDA_MEM_MANAGED);
+    return ddl_gpu_kind_is_device(ok, type == CU_MEMORYTYPE_DEVICE ? DDL_CUDA_MEM_DEVICE : DDL_CUDA_MEM_HOST);
+}
+
+ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id, size_t len)
+{
+    pthread_once(&get_attr_once, find_get_attr);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    unsigned long long id = 0;
+    int ordinal = -1;
+    if (!get_attr || get_attr(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)p) != CUDA_SUCCESS ||
+        get_attr(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, (CUdeviceptr)p) != CUDA_SUCCESS ||
+        get_attr(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, (CUdeviceptr)p) != CUDA_SUCCESS ||
+        get_attr(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p) != CUDA_SUCCESS)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%p is not device memory CUDA knows (DDL_MEM_DEVICE was stated)", p);
+    cudaIpcMemHandle_t h;
+    cudaError_t rc = cudaIpcGetMemHandle(&h, (void *)base);
+    if (rc != cudaSuccess)
+        return ddl_error(DDL_ERR_INVALID_ARG, "cannot share the device buffer %p with the node's other ranks: "
+                         "cudaIpcGetMemHandle: %s; allocate it with cudaMalloc (stream-ordered pools are not "
+                         "shareable by default)", p, cudaGetErrorString(rc));
+    memcpy(ref->handle, &h, sizeof(h));
+    ref->buffer_id = id;
+    ref->base = base;
+    ref->size = size;
+    ref->offset = (CUdeviceptr)p - base;
+    if ((rc = cudaDeviceGetPCIBusId(pci_bus_id, (int)len, ordinal)) != cudaSuccess)
+        return ddl_cuda_error(rc, "cudaDeviceGetPCIBusId");
+    return DDL_OK;
+}
+
+ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes)
+{
+    cudaError_t rc = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+    return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "copying a device buffer");
+}
+
+ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
+{
+    if (!stream) {
+        cudaError_t rc = cudaDeviceSynchronize();
+        return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the device's queued work");
+    }
+    cudaEvent_t ev;
+    cudaError_t rc = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (rc == cudaSuccess && (rc = cudaEventRecord(ev, (cudaStream_t)stream)) == cudaSuccess) {
+        double deadline = ddl_now() + timeout;
+        while ((rc = cudaEventQuery(ev)) == cudaErrorNotReady && ddl_now() < deadline)
+            sched_yield();
+    }
+    cudaEventDestroy(ev);
+    if (rc == cudaErrorNotReady)
+        return ddl_error(DDL_ERR_TIMED_OUT, "the work queued on the caller's stream did not finish within %.1f s "
+                         "(DDL_TIMEOUT)", timeout);
+    return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the stream's queued work");
+}
+
+/* ---- IPC mappings -------------------------------------------------------------- */
+
+static int ipc_open(void *ctx, const ddl_gpu_ref_t *ref, void **mapped, char *err, size_t errlen)
+{
+    (void)ctx;
+    cudaIpcMemHandle_t h;
+    memcpy(&h, ref->handle, sizeof(h));
+    cudaError_t rc = cudaIpcOpenMemHandle(mapped, h, cudaIpcMemLazyEnablePeerAccess);
+    if (rc == cudaSuccess)
+        return 0;
+    (void)cudaGetLastError();
+    snprintf(err, errlen, "%s; every rank of a node must see all of the node's GPUs (CUDA_VISIBLE_DEVICES) "
+             "and the GPUs must allow peer access", cudaGetErrorString(rc));
+    return -1;
+}
+
+static void ipc_close(void *ctx, void *mapped)
+{
+    (void)ctx;
+    cudaIpcCloseMemHandle(mapped);
+}
+
+/* ---- per-communicator state ------------------------------------------------------ */
+
+static void free_device_side(struct ddl_gpu *g)
+{
+    ddl_ipc_cache_clear(&g->ipc);
+    for (int i = 0; i < DDL_NSCHED; i++)
+        if (g->chunk[i]) {
+            cudaFree(g->chunk[i]);
+            g->chunk[i] = NULL;
+        }
+    if (g->stream) {
+        cudaStreamDestroy(g->stream);
+        g->stream = NULL;
+    }
+    g->device = -1;
+}
+
+ddl_status_t ddl_gpu_state(ddl_comm_t *c, const char *pci_bus_id, struct ddl_gpu **out)
+{
+    if (!c->gpu) {
+        if (!(c->gpu = calloc(1, sizeof(*c->gpu))))
+            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory");
+        c->gpu->device = -1;
+        ddl_ipc_ops_t ops = {ipc_open, ipc_close, NULL};
+        ddl_ipc_cache_init(&c->gpu->ipc, &ops);
+    }
+    struct ddl_gpu *g = c->gpu;
+    int dev;
+    cudaError_t rc = cudaDeviceGetByPCIBusId(&dev, pci_bus_id);
+    if (rc != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ddl_error(DDL_ERR_DEVICE, "rank %d does not see its owner's GPU %s: %s; every rank of a node must see "
+                         "the node's GPUs (CUDA_VISIBLE_DEVICES)", c->info.rank, pci_bus_id, cudaGetErrorString(rc));
+    }
+    if ((rc = cudaSetDevice(dev)) != cudaSuccess)
+        return ddl_cuda_error(rc, "cudaSetDevice");
+    if (g->device == dev) {
+        *out = g;
+        return DDL_OK;
+    }
+    if (g->device >= 0) {
+        DDL_INFO(DDL_SUBSYS_COLL, "the owner's buffers moved to GPU %s: device state remade", pci_bus_id);
+        ddl_nccl_free(g->nccl, 0);
+        g->nccl = NULL;
+        free_device_side(g);
+    }
+    g->device = dev;
+    if ((rc = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess)
+        return ddl_cuda_error(rc, "cudaStreamCreate");
+    for (int i = 0; i < DDL_NSCHED; i++)
+        if ((rc = cudaMalloc(&g->chunk[i], c->scratch_bytes)) != cudaSuccess)
+            return ddl_cuda_error(rc, "cudaMalloc of the device chunk buffers (DDL_CHUNK_SIZE)");
+    /* Pinned staging: copies run at full PCIe speed and asynchronously. */
+    if (!g->scratch_pinned) {
+        g->scratch_pinned = 1;
+        for (int i = 0; i < DDL_NSCHED; i++)
+            if (cudaHostRegister(c->scratch[i], c->scratch_bytes, cudaHostRegisterDefault) != cudaSuccess) {
+                (void)cudaGetLastError();
+                g->scratch_pinned = 0;
+            }
+    }
+    *out = g;
+    return DDL_OK;
+}
+
+ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what)
+{
+    struct ddl_gpu *g = c->gpu;
+    double deadline = ddl_now() + c->set.timeout;
+    for (unsigned spins = 0;; spins++) {
+        cudaError_t rc = cudaStreamQuery(g->stream);
+        if (rc == cudaSuccess)
+            return DDL_OK;
+        if (rc != cudaErrorNotReady)
+            return ddl_cuda_error(rc, what);
+        if ((spins & 255) == 255) {
+            ddl_status_t st = g->nccl ? ddl_nccl_check(g->nccl) : DDL_OK;
+            if (st != DDL_OK)
+                return st;
+            if (c->node.ctrl->abort_rank)
+                return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: a rank of this node failed", what);
+            if (ddl_now() > deadline)
+                return ddl_error(DDL_ERR_TIMED_OUT, "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
+        }
+        sched_yield();
+    }
+}
+
+void ddl_gpu_comm_release(ddl_comm_t *c)
+{
+    struct ddl_gpu *g = c->gpu;
+    if (!g)
+        return;
+    ddl_nccl_free(g->nccl, c->broken);
+    if (g->scratch_pinned)
+        for (int i = 0; i < DDL_NSCHED; i++)
+            cudaHostUnregister(c->scratch[i]);
+    free_device_side(g);
+    free(g);
+    c->gpu = NULL;
+}
+
+/* ---- the transport ----------------------------------------------------------------- */
+
+static int mpi_cuda_aware(void)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support();
+#else
+    return 0;
+#endif
+}
+
+ddl_status_t ddl_gpu_comm_setup(ddl_comm_t *c)
+{
+    char why_nccl[256] = "no CUDA device", why_dev[256] = "";
+    int devices = ddl_gpu_devices(why_dev, sizeof(why_dev));
+    int mine[3] = {1, mpi_cuda_aware(), devices > 0 && ddl_nccl_load(why_nccl, sizeof(why_nccl))}, all[3];
+    MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, c->world);
+    int want = c->set.gpu_transport;
+    if (want == DDL_GPU_MPI && !all[1])
+        return ddl_error(DDL_ERR_NOT_SUPPORTED, "DDL_GPU_TRANSPORT=mpi needs a CUDA-aware MPI on every rank%s; use "
+                         "auto or staged", mine[1] ? "" : " (this rank's MPI is not)");
+    if (want == DDL_GPU_NCCL && !all[2])
+        return ddl_error(DDL_ERR_NOT_SUPPORTED, "DDL_GPU_TRANSPORT=nccl needs NCCL and a GPU on every rank%s%s; use "
+                         "auto or staged", mine[2] ? "" : ": this rank: ", mine[2] ? "" : why_nccl);
+    if (want == DDL_GPU_AUTO)
+        c->set.gpu_transport = all[2] ? DDL_GPU_NCCL : all[1] ? DDL_GPU_MPI : DDL_GPU_STAGED;
+    if (c->info.rank == 0)
+        DDL_INFO(DDL_SUBSYS_INIT, "device buffers go between nodes by %s%s%s%s",
+                 ddl_gpu_transport_names[c->set.gpu_transport], devices ? "" : " (rank 0: ", devices ? "" : why_dev,
+                 devices ? "" : ")");
+    return DDL_OK;
+}

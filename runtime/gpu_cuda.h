@@ -1,0 +1,30 @@
+/* Per-communicator CUDA state, shared by gpu_cuda.c and allreduce_gpu.c. */
+#ifndef DDL_GPU_CUDA_H
+#define DDL_GPU_CUDA_H
+
+#include <cuda_runtime_api.h>
+
+#include "comm.h"
+#include "gpu.h"
+#include "gpu_nccl.h"
+#include "ipc_cache.h"
+
+struct ddl_gpu {
+    int device;                 /* CUDA ordinal of this rank's GPU; -1 before the first device call */
+    cudaStream_t stream;        /* all of this rank's device work */
+    ddl_ipc_cache_t ipc;        /* the node's owner buffers */
+    void *chunk[DDL_NSCHED];    /* device chunks: reduction target and transport buffer */
+    int scratch_pinned;         /* c->scratch[] registered with cudaHostRegister */
+    ddl_nccl_t *nccl;           /* NCCL transport: created by the first call that needs it */
+};
+
+/* A failed CUDA call as a ddl error naming what was done and CUDA's reason. */
+ddl_status_t ddl_cuda_error(cudaError_t rc, const char *what);
+/* The state for the GPU at pci_bus_id, made current; created on first use and
+ * remade when the owner's GPU changes. */
+ddl_status_t ddl_gpu_state(ddl_comm_t *c, const char *pci_bus_id, struct ddl_gpu **out);
+/* Wait for the rank's stream, with the communicator's deadline, the node's
+ * abort flag and NCCL's error state checked while waiting. */
+ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what);
+
+#endif

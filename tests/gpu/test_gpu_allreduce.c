@@ -1,0 +1,169 @@
+/* Integration test of the device path: owners' buffers in GPU memory, helpers
+ * reaching them by CUDA IPC, every type and op, counts from 0 to over a
+ * million, in-place and out-of-place, with and without a stream, against the
+ * independent serial reference of tests/common/refdata.c.  Output buffers are
+ * poisoned on the device before every call; results must be bit-identical on
+ * all owners and the send buffer untouched.  Exits 77 (skip) when CUDA sees
+ * no device.  Several virtual GPUs may share one physical device. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ddl.h"
+#include "refdata.h"
+
+#define LARGE_COUNT ((1u << 20) + 3)
+
+typedef struct {
+    ddl_comm_t *comm;
+    ddl_comm_info_t info;
+    void *dsend, *drecv;      /* device */
+    void *hsend, *hrecv;      /* host copies */
+    cudaStream_t stream;
+    int failures, cases;
+} ctx_t;
+
+static void check_cuda(cudaError_t rc, const char *what)
+{
+    if (rc != cudaSuccess) {
+        fprintf(stderr, "FAIL: %s: %s\n", what, cudaGetErrorString(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void fail(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int inplace, int streamed, const char *detail)
+{
+    if (x->failures++ < 20)
+        fprintf(stderr, "FAIL rank %d: %s %s count %zu %s%s: %s\n", x->info.rank, ddl_dtype_name(t),
+                ddl_redop_name(op), count, inplace ? "in-place" : "out-of-place", streamed ? " on a stream" : "",
+                detail);
+}
+
+static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int inplace, int streamed, uint64_t seed)
+{
+    size_t bytes = count * ddl_dtype_size(t);
+    int owner = x->info.role == DDL_ROLE_OWNER;
+    x->cases++;
+    if (owner) {
+        void *target = inplace ? x->drecv : x->dsend;
+        ddl_ref_fill(x->hsend, count, t, op, x->info.owner_rank, seed);
+        check_cuda(cudaMemcpy(target, x->hsend, bytes, cudaMemcpyHostToDevice), "filling the input");
+        if (!inplace) {
+            ddl_ref_poison(x->hrecv, bytes);
+            check_cuda(cudaMemcpy(x->drecv, x->hrecv, bytes, cudaMemcpyHostToDevice), "poisoning the output");
+        }
+    }
+    const void *send = owner ? (inplace ? DDL_IN_PLACE : x->dsend) : NULL;
+    void *recv = owner ? x->drecv : NULL;
+    ddl_status_t st = streamed ? ddl_allreduce_stream(send, recv, (int64_t)count, t, op, DDL_MEM_DEVICE, x->stream, x->comm)
+                               : ddl_allreduce(send, recv, (int64_t)count, t, op, x->comm);
+    if (st != DDL_OK) {
+        fail(x, t, op, count, inplace, streamed, ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (!owner)
+        return;
+    check_cuda(cudaMemcpy(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost), "reading the result");
+    int bad = 0;
+    for (size_t i = 0; i < count && bad < 3; i++) {
+        ddl_ref_t ref = ddl_ref_expected(t, op, x->info.owner_size, i, seed);
+        if (!ddl_ref_matches(x->hrecv, i, t, &ref)) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "element %zu is %.17g, expected %.17g", i, ddl_ref_value(x->hrecv, i, t),
+                     ref.value);
+            fail(x, t, op, count, inplace, streamed, msg);
+            bad++;
+        }
+    }
+    if (!inplace) {
+        void *back = malloc(bytes ? bytes : 1);
+        check_cuda(cudaMemcpy(back, x->dsend, bytes, cudaMemcpyDeviceToHost), "reading the input back");
+        if (memcmp(back, x->hsend, bytes) != 0)
+            fail(x, t, op, count, inplace, streamed, "the send buffer changed");
+        free(back);
+    }
+    /* Every owner holds the same bits. */
+    uint64_t h = ddl_ref_hash(x->hrecv, bytes), lo, hi;
+    MPI_Comm owners = ddl_comm_owners(x->comm);
+    MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, owners);
+    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, owners);
+    if (lo != hi)
+        fail(x, t, op, count, inplace, streamed, "owners' results differ");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess)
+        devices = 0;
+    int min_devices;
+    MPI_Allreduce(&devices, &min_devices, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_devices == 0) {
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            printf("SKIP: CUDA sees no device here\n");
+        MPI_Finalize();
+        return 77;
+    }
+    ctx_t x = {0};
+    ddl_config_t cfg;
+    ddl_status_t st = ddl_config_init(&cfg);
+    if (st == DDL_OK)
+        st = ddl_comm_create(MPI_COMM_WORLD, &cfg, &x.comm);
+    if (st != DDL_OK) {
+        fprintf(stderr, "set-up failed: %s: %s\n", ddl_status_string(st), ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ddl_comm_info(x.comm, &x.info);
+    /* Virtual GPUs round-robin over the physical ones. */
+    check_cuda(cudaSetDevice(x.info.gpu % devices), "cudaSetDevice");
+    size_t max_bytes = (size_t)LARGE_COUNT * 8;
+    if (x.info.role == DDL_ROLE_OWNER) {
+        check_cuda(cudaMalloc(&x.dsend, max_bytes), "cudaMalloc");
+        check_cuda(cudaMalloc(&x.drecv, max_bytes), "cudaMalloc");
+        check_cuda(cudaStreamCreate(&x.stream), "cudaStreamCreate");
+        x.hsend = malloc(max_bytes);
+        x.hrecv = malloc(max_bytes);
+    }
+    static const size_t counts[] = {0, 1, 2, 13, 1009, 65537, LARGE_COUNT};
+    int quick = getenv("DDL_TEST_QUICK") != NULL;
+    if (x.info.role == DDL_ROLE_HELPER && cfg.helper_mode == DDL_HELPERS_SERVE) {
+        if (ddl_serve(x.comm) != DDL_OK) {
+            fprintf(stderr, "FAIL rank %d: ddl_serve: %s\n", x.info.rank, ddl_last_error());
+            x.failures++;
+        }
+    } else {
+        uint64_t seed = 1;
+        for (int t = 0; t < DDL_DTYPE_COUNT; t++)
+            for (int op = 0; op < DDL_REDOP_COUNT; op++)
+                for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+                    if (quick && counts[c] == LARGE_COUNT && t != DDL_DTYPE_F32 && t != DDL_DTYPE_F16)
+                        continue;
+                    for (int inplace = 0; inplace < 2; inplace++, seed++)
+                        run_case(&x, (ddl_dtype_t)t, (ddl_redop_t)op, counts[c], inplace, seed % 3 == 0, seed);
+                }
+    }
+    /* Totals over the owners (serve-mode helpers join no collective of ours). */
+    int failures = x.failures;
+    if (x.info.role == DDL_ROLE_OWNER) {
+        MPI_Allreduce(&x.failures, &failures, 1, MPI_INT, MPI_SUM, ddl_comm_owners(x.comm));
+        cudaFree(x.dsend);
+        cudaFree(x.drecv);
+        cudaStreamDestroy(x.stream);
+        free(x.hsend);
+        free(x.hrecv);
+    }
+    ddl_comm_destroy(x.comm);
+    if (x.info.rank == 0)
+        printf("%s: %d cases, %d failures (%d nodes x %d GPUs x %d lanes, helpers %s, on %d device%s)\n",
+               failures ? "FAIL" : "PASS", x.cases, failures, x.info.nnodes, x.info.gpus_per_node, x.info.lanes,
+               cfg.helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", devices, devices == 1 ? "" : "s");
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
