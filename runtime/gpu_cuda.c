@@ -202,12 +202,14 @@ ddl_status_t ddl_gpu_state(ddl_comm_t *c, const char *pci_bus_id, struct ddl_gpu
         g->nccl = NULL;
         free_device_side(g);
     }
-    g->device = dev;
     if ((rc = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess)
         return ddl_cuda_error(rc, "cudaStreamCreate");
     for (int i = 0; i < DDL_NSCHED; i++)
-        if ((rc = cudaMalloc(&g->chunk[i], c->scratch_bytes)) != cudaSuccess)
+        if ((rc = cudaMalloc(&g->chunk[i], c->scratch_bytes)) != cudaSuccess) {
+            free_device_side(g); /* the next call starts over */
             return ddl_cuda_error(rc, "cudaMalloc of the device chunk buffers (DDL_CHUNK_SIZE)");
+        }
+    g->device = dev; /* ready: later calls on this GPU reuse it all */
     /* Pinned staging: copies run at full PCIe speed and asynchronously. */
     if (!g->scratch_pinned) {
         g->scratch_pinned = 1;
