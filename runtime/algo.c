@@ -16,7 +16,8 @@ static const ddl_algo_desc_t algos[] = {
      "each of the node's G*L ranks reduces its 1/(G*L) slice of the G owner buffers through "
      "shared memory, allreduces it with the same local rank on the other nodes, and writes it "
      "back into every owner buffer; pipelined in DDL_CHUNK_SIZE chunks"},
-    {"lane", DDL_INTER_AUTO, "auto", "recursive doubling below DDL_RD_THRESHOLD bytes, ring above"},
+    {"lane", DDL_INTER_AUTO, "auto", "per chunk, the cheapest of ring, rd and rab in the alpha-beta cost model "
+     "(link latency and bandwidth from the tuning file's link lines, written by ddl-tune)"},
     {"lane", DDL_INTER_RING, "ring",
      "ring reduce-scatter then ring allgather: 2(P-1) steps, 2(P-1)/P of the data per link"},
     {"lane", DDL_INTER_RD, "rd",

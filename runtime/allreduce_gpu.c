@@ -69,7 +69,7 @@ static ddl_status_t single_node(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view
  * the host lane schedules, two chunks in flight as on the host path. */
 static ddl_status_t staged(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->chunk_now, CHUNK_ALIGN);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, CHUNK_ALIGN);
     ddl_reduce_fn_t fn = ddl_reduce_fn(v->dtype, v->op);
     ddl_status_t st = DDL_OK;
     for (size_t k = 0; k <= plan.count && st == DDL_OK; k++) {
@@ -112,7 +112,7 @@ static ddl_status_t nccl(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, 
     ddl_status_t st = DDL_OK;
     if (!g->nccl && (st = ddl_nccl_create(c->lane_comm, c->set.timeout, &g->nccl)) != DDL_OK)
         return st;
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->chunk_now, CHUNK_ALIGN);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, CHUNK_ALIGN);
     for (size_t k = 0; k < plan.count && st == DDL_OK; k++) {
         size_t co, cn;
         ddl_chunk_at(&plan, k, &co, &cn);
@@ -133,7 +133,7 @@ static ddl_status_t nccl(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, 
 static ddl_status_t mpi_direct(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n,
                                MPI_Datatype type, MPI_Op mop)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->chunk_now, CHUNK_ALIGN);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, CHUNK_ALIGN);
     ddl_status_t st = DDL_OK;
     for (size_t k = 0; k < plan.count && st == DDL_OK; k++) {
         size_t co, cn;

@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "gpu.h"
 #include "log.h"
+#include "model.h"
 #include "chunks.h"
 #include "slice.h"
 
@@ -67,13 +68,20 @@ void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_redu
 {
     int rank = c->info.node, size = c->info.nnodes;
     ddl_sched_t *s = &c->sched[i];
-    int nsteps, algo = c->lane_algo_now;
-    if (algo == DDL_INTER_AUTO) /* the auto rule is applied per chunk */
-        algo = c->set.rd_threshold > n * esize ? DDL_INTER_RD : DDL_INTER_RING;
-    if (c->multiring_now)
+    const ddl_model_t *model = &c->set.tuning.model;
+    int nsteps, algo = c->now.lane_algo;
+    if (algo == DDL_INTER_AUTO) /* the model decides per chunk */
+        algo = ddl_model_lane_algo(model, size, (double)(n * esize), NULL);
+    unsigned char dims[DDL_GRID_MAX_DIMS];
+    if (c->now.multiring) {
         algo = -1;
+        if (c->now.dims_fixed)
+            memcpy(dims, c->now.dim_algo, sizeof(dims));
+        else
+            ddl_model_multiring(model, &c->set.grid, (double)(n * esize), dims);
+    }
     switch (algo) {
-    case -1: nsteps = ddl_multiring_build(rank, &c->set.grid, n, s->steps); break;
+    case -1: nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, s->steps); break;
     case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, s->steps); break;
     case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
     default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
@@ -112,7 +120,7 @@ ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
 
 static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->chunk_now, 1);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, 1);
     ddl_status_t st = DDL_OK;
     for (size_t k = 0; k <= plan.count && st == DDL_OK; k++) {
         int i = (int)(k % DDL_NSCHED), prev = (int)((k + DDL_NSCHED - 1) % DDL_NSCHED);
@@ -161,9 +169,7 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
     rq->dtype = dtype;
     rq->op = op;
     rq->shutdown = 0;
-    rq->lane_algo = c->lane_algo_now;
-    rq->multiring = c->multiring_now;
-    rq->chunk = c->chunk_now;
+    rq->plan = c->now;
     if (c->mem_now == DDL_MEM_HOST) {
         rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
         rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
@@ -227,6 +233,33 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int wh
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }
 
+/* This call's algorithms and chunk: a tuning band for its size first, then
+ * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; DDL_EXPLORE may
+ * override the per-dimension choice while it measures, and after. */
+static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
+{
+    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    ddl_call_plan_t *p = &c->now;
+    memset(p, 0, sizeof(*p));
+    p->multiring = multiring;
+    p->explore = -1;
+    p->lane_algo = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
+    size_t per_rank = bytes / (size_t)c->info.local_size;
+    if (band && band->chunk)
+        p->chunk = band->chunk < c->scratch_bytes ? band->chunk : c->scratch_bytes;
+    else if (c->set.chunk_size)
+        p->chunk = c->set.chunk_size;
+    else
+        p->chunk = ddl_model_chunk(&c->set.tuning.model, c->info.nnodes, per_rank, c->scratch_bytes);
+    if (multiring && band && band->ndims) {
+        p->dims_fixed = 1;
+        for (int d = 1; d <= band->ndims && d < DDL_GRID_MAX_DIMS; d++)
+            p->dim_algo[d] = band->dim_algo[d];
+    }
+    if (c->set.explore && !p->dims_fixed && (multiring || p->lane_algo == DDL_INTER_AUTO) && c->info.nnodes > 1)
+        ddl_explore_plan(&c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
+}
+
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                 ddl_redop_t op, int multiring, ddl_comm_t *c)
 {
@@ -235,19 +268,13 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
     lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
                      .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
                      .fn = ddl_reduce_fn(dtype, op)};
-    /* A tuning band may set the lane algorithm and a smaller chunk for this
-     * size; in serve mode the helpers take the owner's choice from its request. */
-    if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
-        const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, count * v.esize);
-        c->lane_algo_now = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
-        c->chunk_now = band && band->chunk && band->chunk < c->scratch_bytes ? band->chunk : c->scratch_bytes;
-        c->multiring_now = multiring;
-    } else {
-        const ddl_request_t *rq = &c->node.ctrl->slots[in->gpu * in->lanes].req;
-        c->lane_algo_now = rq->lane_algo;
-        c->chunk_now = rq->chunk;
-        c->multiring_now = rq->multiring;
-    }
+    /* In serve mode the helpers take the owner's choices from its request. */
+    if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE)
+        plan_call(c, count * v.esize, multiring);
+    else
+        c->now = c->node.ctrl->slots[in->gpu * in->lanes].req.plan;
+    if (c->now.explore >= 0)
+        ddl_explore_begin(c);
     if (owner)
         post_request(c, sendbuf, recvbuf, count, dtype, op);
     const ddl_request_t *mine = &c->node.ctrl->slots[in->local_rank].req;
@@ -266,8 +293,10 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             break;
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
-        if (kind != DDL_LOC_HEAP)
-            return device_or_invalid(c, kind, why, sendbuf, recvbuf, count, dtype, op);
+        if (kind != DDL_LOC_HEAP) {
+            st = device_or_invalid(c, kind, why, sendbuf, recvbuf, count, dtype, op);
+            return st == DDL_OK && c->now.explore >= 0 ? ddl_explore_record(c) : st;
+        }
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
             const ddl_request_t *rq = &c->node.ctrl->slots[g * in->lanes].req;
@@ -292,5 +321,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         if (owner && mine->out_kind == DDL_LOC_STAGE)
             memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
     }
+    if (st == DDL_OK && c->now.explore >= 0)
+        st = ddl_explore_record(c);
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }

@@ -74,12 +74,12 @@ static int64_t grid_digest(const ddl_grid_t *g)
  * would cut messages differently and wait for each other until DDL_TIMEOUT. */
 static ddl_status_t agree_settings(ddl_comm_t *c)
 {
-    static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_RD_THRESHOLD",
+    static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_EXPLORE",
                                         "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS",
                                         "DDL_TUNING_FILE", "DDL_TOPOLOGY", "DDL_GPU_TRANSPORT"};
     enum { N = sizeof(names) / sizeof(names[0]) };
     const ddl_settings_t *s = &c->set;
-    int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, (int64_t)s->rd_threshold,
+    int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, s->explore,
                            (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode,
                            (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid), s->gpu_transport};
     int64_t ext[2 * N];
@@ -361,7 +361,7 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
         max_steps = ddl_rd_max_steps(c->info.nnodes);
     if (ddl_rab_max_steps(c->info.nnodes) > max_steps)
         max_steps = ddl_rab_max_steps(c->info.nnodes);
-    c->scratch_bytes = c->set.chunk_size;
+    c->scratch_bytes = c->set.chunk_size ? c->set.chunk_size : DDL_CHUNK_MAX;
     for (int i = 0; i < DDL_NSCHED; i++) {
         c->scratch[i] = aligned_alloc(64, c->scratch_bytes);
         c->tmp[i] = aligned_alloc(64, c->scratch_bytes);
@@ -412,10 +412,15 @@ static void log_tuning(const ddl_comm_t *c)
     const ddl_tuning_t *t = &c->set.tuning;
     if (c->info.rank != 0)
         return;
+    for (int d = 0; d < DDL_GRID_MAX_DIMS && d < (c->set.grid.ndims > 1 ? c->set.grid.ndims : 1); d++)
+        DDL_INFO(DDL_SUBSYS_COLL, "cost model, dimension %d: latency %.1f us, %.1f MB/s (%s); host reduction %.0f MB/s",
+                 d, t->model.link[d].alpha * 1e6, 1e-6 / t->model.link[d].beta,
+                 t->model.measured[d] ? "measured: tuning file" : "default, measured on the emulated 1 Gbit/s cluster",
+                 1e-6 / t->model.gamma);
     if (t->nbands == 0) {
-        DDL_INFO(DDL_SUBSYS_COLL, "no tuning file: DDL_ALGO=%s below/above DDL_MPI_THRESHOLD=%zu bytes, lanes %s "
-                 "(DDL_RD_THRESHOLD=%zu), chunk %zu", ddl_algo_names[c->set.algo], c->set.mpi_threshold,
-                 ddl_inter_algo_names[c->set.lane_algo], c->set.rd_threshold, c->set.chunk_size);
+        DDL_INFO(DDL_SUBSYS_COLL, "no tuning bands: DDL_ALGO=%s below/above DDL_MPI_THRESHOLD=%zu bytes, lanes %s "
+                 "(auto: the cost model per chunk), chunk %s", ddl_algo_names[c->set.algo], c->set.mpi_threshold,
+                 ddl_inter_algo_names[c->set.lane_algo], ddl_param_string("DDL_CHUNK_SIZE"));
         return;
     }
     for (int i = 0; i < t->nbands; i++) {
@@ -425,9 +430,10 @@ static void log_tuning(const ddl_comm_t *c)
             snprintf(hi, sizeof(hi), "inf");
         else
             snprintf(hi, sizeof(hi), "%zu", b->max);
-        DDL_INFO(DDL_SUBSYS_COLL, "sizes %zu-%s bytes: %s%s%s chunk %zu (measured: tuning file %s)", b->min, hi,
+        DDL_INFO(DDL_SUBSYS_COLL, "sizes %zu-%s bytes: %s%s%s chunk %zu%s (measured: tuning file %s)", b->min, hi,
                  ddl_algo_names[b->algo], b->lane_algo ? "/" : "", b->lane_algo ? ddl_inter_algo_names[b->lane_algo] : "",
-                 b->chunk ? b->chunk : c->set.chunk_size, c->set.tuning_path);
+                 b->chunk ? b->chunk : c->set.chunk_size, b->ndims ? " with per-dimension algorithms" : "",
+                 c->set.tuning_path);
     }
 }
 

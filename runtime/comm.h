@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ddl.h"
+#include "explore.h"
 #include "heap.h"
 #include "node.h"
 #include "params.h"
@@ -39,9 +40,8 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
-    size_t chunk_now;            /* this call's chunk (a tuning band may lower it) */
-    int lane_algo_now;           /* this call's lane algorithm from a band, or AUTO */
-    int multiring_now;           /* this call goes along the DDL_TOPOLOGY grid */
+    ddl_call_plan_t now;         /* this call's algorithms and chunk (node.h) */
+    ddl_explore_t explore;       /* DDL_EXPLORE: what the first calls measured */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     ddl_sched_t sched[DDL_NSCHED];
 

@@ -1,17 +1,41 @@
 /* PowerAI DDL's multi-ring between nodes: a ring reduce-scatter along each
  * grid dimension in turn (nodes of a rack, then racks, ...), each on the block
  * the previous one left, then ring allgathers in reverse.  The outer links
- * carry the data already divided by the inner dimensions. */
+ * carry the data already divided by the inner dimensions.  A dimension may use
+ * recursive doubling instead: a whole allreduce of its block along that
+ * dimension (log2 of its size in steps, for small blocks), after which the
+ * next dimension works on the same, undivided block. */
 #include "config.h"
 
+#include "model.h"
 #include "steps.h"
 #include "slice.h"
 
 int ddl_multiring_max_steps(const ddl_grid_t *g)
 {
     int k = 0;
-    for (int d = 1; d < g->ndims; d++)
-        k += 2 * (g->dims[d] - 1);
+    for (int d = 1; d < g->ndims; d++) {
+        int ring = 2 * (g->dims[d] - 1), rd = ddl_rd_max_steps(g->dims[d]);
+        k += ring > rd ? ring : rd;
+    }
+    return k;
+}
+
+/* Recursive doubling along dimension d on [off, off + n): the lane builder's
+ * steps, with its ranks turned into this dimension's nodes. */
+static int rd_along(int node, const ddl_grid_t *g, int d, size_t off, size_t n, ddl_step_t *steps)
+{
+    int k = ddl_rd_build(ddl_grid_coord(g, node, d), g->dims[d], n, steps);
+    for (int s = 0; s < k; s++) {
+        ddl_step_t *st = &steps[s];
+        if (st->send_peer >= 0)
+            st->send_peer = ddl_grid_peer(g, node, d, st->send_peer);
+        if (st->recv_peer >= 0)
+            st->recv_peer = ddl_grid_peer(g, node, d, st->recv_peer);
+        st->send_off += off;
+        st->recv_off += off;
+        st->dim = d;
+    }
     return k;
 }
 
@@ -23,13 +47,19 @@ static int pass(int node, const ddl_grid_t *g, int d, size_t off, size_t n, int 
                          off, n, gather, d, steps);
 }
 
-int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *steps)
+int ddl_multiring_build(int node, const ddl_grid_t *g, const unsigned char *dim_algo, size_t n, ddl_step_t *steps)
 {
     size_t off[DDL_GRID_MAX_DIMS + 1], len[DDL_GRID_MAX_DIMS + 1];
     int k = 0;
     off[1] = 0;
     len[1] = n;
     for (int d = 1; d < g->ndims; d++) {
+        if (dim_algo[d] == DDL_DIM_RD) {
+            k += rd_along(node, g, d, off[d], len[d], steps + k);
+            off[d + 1] = off[d];
+            len[d + 1] = len[d];
+            continue;
+        }
         k += pass(node, g, d, off[d], len[d], 0, steps + k);
         /* After the reduce-scatter this node holds block i + 1 of the range complete. */
         int m = g->dims[d], i = ddl_grid_coord(g, node, d);
@@ -39,6 +69,7 @@ int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *ste
         len[d + 1] = bn;
     }
     for (int d = g->ndims - 1; d >= 1; d--)
-        k += pass(node, g, d, off[d], len[d], 1, steps + k);
+        if (dim_algo[d] != DDL_DIM_RD)
+            k += pass(node, g, d, off[d], len[d], 1, steps + k);
     return k;
 }

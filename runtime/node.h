@@ -20,15 +20,25 @@ typedef enum {
     DDL_LOC_INVALID, /* the owner's buffers cannot be used (it says why): every rank fails the call */
 } ddl_loc_kind_t;
 
+/* How one call goes between nodes: chosen by the owners (and every rank in
+ * collective mode) from the tuning file, the cost model and the exploration
+ * state; serve-mode helpers take it from their owner's request. */
+typedef struct {
+    int32_t lane_algo;      /* ddl_inter_algo_id_t; AUTO: the model per chunk */
+    int32_t multiring;      /* along the DDL_TOPOLOGY grid */
+    int32_t dims_fixed;     /* dim_algo holds the multiring's choice; else the model per chunk */
+    int32_t explore;        /* exploration bucket this call times, or -1 */
+    uint64_t chunk;         /* bytes */
+    uint8_t dim_algo[8];    /* [d], d >= 1: ddl_dim_algo_t (DDL_GRID_MAX_DIMS entries) */
+} ddl_call_plan_t;
+
 /* An owner's request: what it wants reduced and where its buffers are. */
 typedef struct {
     int64_t count;
     int32_t dtype, op;
     int32_t shutdown;          /* serve mode: the owner destroys the communicator */
     int32_t in_kind, out_kind; /* ddl_loc_kind_t */
-    int32_t lane_algo;         /* the owner's choices for this call: helpers follow them */
-    int32_t multiring;
-    uint64_t chunk;
+    ddl_call_plan_t plan;      /* the owner's choices for this call: helpers follow them */
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
     char pci_bus_id[32];       /* device buffers: the owner's GPU */
     ddl_gpu_ref_t in_ref, out_ref;

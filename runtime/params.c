@@ -34,19 +34,19 @@ static const ddl_param_t params[] = {
     {"DDL_ALGO", DDL_PARAM_ENUM, "auto", ddl_algo_names, 0, 0,
      "allreduce algorithm: auto chooses by message size (see DDL_MPI_THRESHOLD)"},
     {"DDL_LANE_ALGO", DDL_PARAM_ENUM, "auto", ddl_inter_algo_names, 0, 0,
-     "inter-node algorithm of each lane: auto chooses by chunk size (see DDL_RD_THRESHOLD)"},
+     "inter-node algorithm of each lane: auto chooses per chunk from the cost model (see ddl-tune)"},
     {"DDL_GPU_TRANSPORT", DDL_PARAM_ENUM, "auto", ddl_gpu_transport_names, 0, 0,
      "how device buffers go between nodes: auto, staged (through pinned host memory), mpi (CUDA-aware "
      "MPI on device memory) or nccl (one NCCL communicator per lane)"},
     {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
      "owners; auto: 512 on one node, 1M across nodes (measured crossovers, bench/RESULTS.md)"},
-    {"DDL_RD_THRESHOLD", DDL_PARAM_SIZE, "64K", NULL, 0, 0,
-     "with DDL_LANE_ALGO=auto, lane chunks below this many bytes use recursive doubling, larger "
-     "ones the ring"},
-    {"DDL_CHUNK_SIZE", DDL_PARAM_SIZE, "1M", NULL, 0, 0,
+    {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0,
+     "PowerAI DDL's p: mode: the first calls of each chunk size time ring and recursive doubling along "
+     "every multiring dimension, and later calls keep the faster per dimension"},
+    {"DDL_CHUNK_SIZE", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
      "bytes of a rank's slice moved per pipeline step between nodes, so that the intra-node "
-     "reduction, the transfer and the write-back overlap"},
+     "reduction, the transfer and the write-back overlap; auto: from the cost model, 64K to 4M"},
     {"DDL_STAGE_SIZE", DDL_PARAM_SIZE, "16M", NULL, 0, 0,
      "bytes of shared memory per owner for buffers not from ddl_malloc; larger messages go "
      "through in rounds of this size"},
@@ -158,6 +158,7 @@ static ddl_status_t load_tuning(ddl_settings_t *s)
 {
     const char *path = ddl_param_string("DDL_TUNING_FILE");
     memset(&s->tuning, 0, sizeof(s->tuning));
+    ddl_model_defaults(&s->tuning.model);
     s->tuning_path[0] = '\0';
     if (!path[0]) {
         if (access(DDL_TUNING_DEFAULT, R_OK) != 0)
@@ -183,8 +184,11 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
         s->mpi_threshold = DDL_THRESHOLD_AUTO;
     else
         DDL_CHECK_GOTO(ddl_param_size("DDL_MPI_THRESHOLD", &s->mpi_threshold), st, out);
-    DDL_CHECK_GOTO(ddl_param_size("DDL_RD_THRESHOLD", &s->rd_threshold), st, out);
-    DDL_CHECK_GOTO(ddl_param_size("DDL_CHUNK_SIZE", &s->chunk_size), st, out);
+    DDL_CHECK_GOTO(ddl_param_bool("DDL_EXPLORE", &s->explore), st, out);
+    if (strcasecmp(ddl_param_string("DDL_CHUNK_SIZE"), "auto") == 0)
+        s->chunk_size = 0;
+    else
+        DDL_CHECK_GOTO(ddl_param_size("DDL_CHUNK_SIZE", &s->chunk_size), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_STAGE_SIZE", &s->stage_size), st, out);
     DDL_CHECK_GOTO(ddl_param_size("DDL_HEAP_SIZE", &s->heap_size), st, out);
     DDL_CHECK_GOTO(load_tuning(s), st, out);
@@ -196,7 +200,7 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
         goto out;
     }
 
-    if (s->chunk_size < 4096)
+    if (s->chunk_size != 0 && s->chunk_size < 4096)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is below the minimum of 4K", s->chunk_size);
     else if (s->stage_size < 65536)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_STAGE_SIZE=%zu is below the minimum of 64K", s->stage_size);

@@ -39,6 +39,7 @@ ddl_status_t ddl_param_enum(const char *name, int *out);
 ddl_status_t ddl_param_bool(const char *name, int *out);
 
 #define DDL_THRESHOLD_AUTO ((size_t)-1)
+#define DDL_CHUNK_MAX ((size_t)4 << 20) /* the largest chunk DDL_CHUNK_SIZE=auto picks */
 /* The crossovers measured with ddl-bench on a 2-core host (bench/RESULTS.md):
  * on one node the shared-memory lane path wins from about 512 bytes; across
  * nodes the paper's lanes lose to plain MPI below about 1 MiB. */
@@ -53,8 +54,8 @@ typedef struct {
     int lane_algo;         /* DDL_LANE_ALGO: ddl_inter_algo_id_t */
     int gpu_transport;     /* DDL_GPU_TRANSPORT: ddl_gpu_transport_t (resolved from auto at creation) */
     size_t mpi_threshold;  /* DDL_MPI_THRESHOLD, or DDL_THRESHOLD_AUTO */
-    size_t rd_threshold;   /* DDL_RD_THRESHOLD */
-    size_t chunk_size;     /* DDL_CHUNK_SIZE */
+    int explore;           /* DDL_EXPLORE */
+    size_t chunk_size;     /* DDL_CHUNK_SIZE; 0: auto (the cost model's, up to DDL_CHUNK_MAX) */
     size_t stage_size;     /* DDL_STAGE_SIZE */
     size_t heap_size;      /* DDL_HEAP_SIZE */
     ddl_tuning_t tuning;   /* DDL_TUNING_FILE; no bands when there is none */

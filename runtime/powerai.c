@@ -35,9 +35,8 @@ static ddl_status_t parse_options(const char *options)
             char err[256];
             if (!colon || colon == val || ddl_grid_parse(colon + 1, &g, err, sizeof(err)) != 0)
                 return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -mode %s is not MODE:GRID such as r:4x16", val);
-            if (colon[-1] == 'p' && colon - val == 1)
-                DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_ENV, "DDL options: exploration mode p: runs the multiring on %s",
-                        colon + 1);
+            /* p: times ring and recursive doubling per dimension on the first calls. */
+            setenv("DDL_EXPLORE", colon[-1] == 'p' && colon - val == 1 ? "1" : "0", 1);
             setenv("DDL_TOPOLOGY", colon + 1, 1);
             setenv("DDL_ALGO", "multiring", 1);
         } else if (strcmp(tok, "-dump_iter") == 0) {

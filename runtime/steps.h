@@ -56,7 +56,8 @@ int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_rab_max_steps(int size);
 int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_multiring_max_steps(const ddl_grid_t *g);
-int ddl_multiring_build(int node, const ddl_grid_t *g, size_t n, ddl_step_t *steps);
+/* dim_algo[d] (d >= 1): ddl_dim_algo_t of dimension d. */
+int ddl_multiring_build(int node, const ddl_grid_t *g, const unsigned char *dim_algo, size_t n, ddl_step_t *steps);
 
 typedef struct {
     MPI_Comm comm;

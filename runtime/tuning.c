@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -47,9 +48,63 @@ static int parse_range(const char *word, ddl_band_t *b)
     return b->max > b->min ? 0 : -1;
 }
 
+static const char *const dim_algo_names[] = {"ring", "rd", NULL};
+
+/* "ring,rd,..." -> b->dim_algo[1..]. */
+static int parse_dims(const char *list, ddl_band_t *b)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", list);
+    char *save;
+    b->ndims = 0;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int idx;
+        if (b->ndims + 1 >= DDL_GRID_MAX_DIMS || ddl_parse_enum(w, dim_algo_names, &idx) != 0)
+            return -1;
+        b->dim_algo[++b->ndims] = (unsigned char)idx;
+    }
+    return b->ndims > 0 && b->algo == DDL_ALGO_MULTIRING ? 0 : -1;
+}
+
+/* key=number with number > 0. */
+static int parse_number(const char *word, const char *key, double *out)
+{
+    size_t k = strlen(key);
+    if (strncmp(word, key, k) != 0 || word[k] != '=')
+        return -1;
+    char *end;
+    *out = strtod(word + k + 1, &end);
+    return *end == '\0' && end != word + k + 1 && *out > 0 ? 0 : -1;
+}
+
+/* link DIM latency_us=X mbytes_per_s=Y | reduce mbytes_per_s=Z */
+static int parse_model_line(char **words, int nw, ddl_model_t *m, char *err, size_t errlen, int lineno)
+{
+    double lat, bw;
+    if (strcmp(words[0], "reduce") == 0) {
+        if (nw != 2 || parse_number(words[1], "mbytes_per_s", &bw) != 0) {
+            snprintf(err, errlen, "line %d: expected 'reduce mbytes_per_s=NUMBER'", lineno);
+            return -1;
+        }
+        m->gamma = 1.0 / (bw * 1e6);
+        return 0;
+    }
+    long dim;
+    if (nw != 4 || ddl_parse_long(words[1], 0, DDL_GRID_MAX_DIMS - 1, &dim) != 0 ||
+        parse_number(words[2], "latency_us", &lat) != 0 || parse_number(words[3], "mbytes_per_s", &bw) != 0) {
+        snprintf(err, errlen, "line %d: expected 'link DIM latency_us=NUMBER mbytes_per_s=NUMBER' with DIM from 0 "
+                 "to %d", lineno, DDL_GRID_MAX_DIMS - 1);
+        return -1;
+    }
+    m->link[dim] = (ddl_link_t){lat * 1e-6, 1.0 / (bw * 1e6)};
+    m->measured[dim] = 1;
+    return 0;
+}
+
 int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof(*t));
+    ddl_model_defaults(&t->model);
     int lineno = 0;
     for (const char *p = text; *p;) {
         size_t len = strcspn(p, "\n");
@@ -65,17 +120,23 @@ int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
-        char *save, *words[4];
+        char *save, *words[5];
         int nw = 0;
         for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
-            if (nw == 3) {
-                snprintf(err, errlen, "line %d: too many fields (expected: MIN-MAX ALGO[/LANE_ALGO] [chunk=SIZE])", lineno);
+            if (nw == 5) {
+                snprintf(err, errlen, "line %d: too many fields (expected: MIN-MAX ALGO[/LANE_ALGO] [chunk=SIZE] "
+                         "[dims=ALGO,...])", lineno);
                 return -1;
             }
             words[nw++] = w;
         }
         if (nw == 0)
             continue;
+        if (strcmp(words[0], "link") == 0 || strcmp(words[0], "reduce") == 0) {
+            if (parse_model_line(words, nw, &t->model, err, errlen, lineno) != 0)
+                return -1;
+            continue;
+        }
         if (t->nbands == DDL_TUNING_MAX_BANDS) {
             snprintf(err, errlen, "line %d: more than %d bands", lineno, DDL_TUNING_MAX_BANDS);
             return -1;
@@ -86,14 +147,28 @@ int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen
             return -1;
         }
         if (nw < 2 || parse_algo(words[1], b) != 0) {
-            snprintf(err, errlen, "line %d: '%s' is not an algorithm (mpi, lane, lane/ring, lane/rd, lane/rab)",
-                     lineno, nw < 2 ? "" : words[1]);
+            snprintf(err, errlen, "line %d: '%s' is not an algorithm (mpi, lane, lane/ring, lane/rd, lane/rab, "
+                     "multiring)", lineno, nw < 2 ? "" : words[1]);
             return -1;
         }
-        if (nw == 3 && (strncmp(words[2], "chunk=", 6) != 0 || ddl_parse_size(words[2] + 6, &b->chunk) != 0 ||
-                        b->chunk < 4096)) {
-            snprintf(err, errlen, "line %d: '%s' is not chunk=SIZE with SIZE at least 4K", lineno, words[2]);
-            return -1;
+        b->chunk = 0;
+        b->ndims = 0;
+        for (int i = 2; i < nw; i++) {
+            if (strncmp(words[i], "chunk=", 6) == 0) {
+                if (ddl_parse_size(words[i] + 6, &b->chunk) != 0 || b->chunk < 4096) {
+                    snprintf(err, errlen, "line %d: '%s' is not chunk=SIZE with SIZE at least 4K", lineno, words[i]);
+                    return -1;
+                }
+            } else if (strncmp(words[i], "dims=", 5) == 0) {
+                if (parse_dims(words[i] + 5, b) != 0) {
+                    snprintf(err, errlen, "line %d: '%s' is not dims=ALGO,... (ring or rd per grid dimension, "
+                             "multiring only)", lineno, words[i]);
+                    return -1;
+                }
+            } else {
+                snprintf(err, errlen, "line %d: '%s' is neither chunk=SIZE nor dims=ALGO,...", lineno, words[i]);
+                return -1;
+            }
         }
         if (t->nbands > 0 && b->min < t->bands[t->nbands - 1].max) {
             snprintf(err, errlen, "line %d: the band starts below the end of the previous one", lineno);
@@ -141,9 +216,18 @@ uint64_t ddl_tuning_digest(const ddl_tuning_t *t)
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < t->nbands; i++) {
         const ddl_band_t *b = &t->bands[i];
-        uint64_t v[5] = {b->min, b->max, (uint64_t)b->algo, (uint64_t)b->lane_algo, b->chunk};
-        for (int k = 0; k < 5; k++)
+        uint64_t v[6] = {b->min, b->max, (uint64_t)b->algo, (uint64_t)b->lane_algo, b->chunk, (uint64_t)b->ndims};
+        for (int k = 0; k < 6; k++)
             h = (h ^ v[k]) * 0x100000001b3ull;
+        for (int d = 1; d <= b->ndims; d++)
+            h = (h ^ b->dim_algo[d]) * 0x100000001b3ull;
     }
+    /* The model's numbers, to the nanosecond and the byte per second. */
+    for (int d = 0; d < DDL_GRID_MAX_DIMS; d++) {
+        uint64_t v[2] = {(uint64_t)(t->model.link[d].alpha * 1e9), (uint64_t)(1.0 / t->model.link[d].beta)};
+        h = (h ^ v[0]) * 0x100000001b3ull;
+        h = (h ^ v[1]) * 0x100000001b3ull;
+    }
+    h = (h ^ (uint64_t)(1.0 / t->model.gamma)) * 0x100000001b3ull;
     return h;
 }

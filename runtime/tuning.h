@@ -5,14 +5,23 @@
  *     0-64K       mpi
  *     64K-16M     lane/ring  chunk=512K
  *     16M-inf     lane/rab   chunk=1M
+ *     1M-inf      multiring  dims=ring,rd
+ *     link 0      latency_us=48.5  mbytes_per_s=117.2
+ *     reduce      mbytes_per_s=2650
  *
  * Bands are [min, max) in bytes, in order, without overlap; sizes outside every
- * band use the defaults (DDL_ALGO, DDL_LANE_ALGO, DDL_CHUNK_SIZE). */
+ * band use the defaults (DDL_ALGO, DDL_LANE_ALGO, DDL_CHUNK_SIZE).  dims= gives
+ * the multiring's algorithm along each grid dimension from the innermost node
+ * dimension out (ring or rd).  `link D` and `reduce` lines are the cost
+ * model's measured numbers (model.h) for grid dimension D and for the host
+ * reduction. */
 #ifndef DDL_TUNING_H
 #define DDL_TUNING_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "model.h"
 
 #define DDL_TUNING_MAX_BANDS 64
 
@@ -21,11 +30,14 @@ typedef struct {
     int algo;         /* ddl_algo_id_t */
     int lane_algo;    /* ddl_inter_algo_id_t; AUTO when not given */
     size_t chunk;     /* 0 when not given */
+    int ndims;        /* dims= entries given (multiring); 0 when not given */
+    unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* [1..ndims]: ddl_dim_algo_t */
 } ddl_band_t;
 
 typedef struct {
     ddl_band_t bands[DDL_TUNING_MAX_BANDS];
     int nbands;
+    ddl_model_t model; /* the defaults, with the file's link and reduce lines */
 } ddl_tuning_t;
 
 /* Parse the text of a tuning file.  Returns 0, or -1 with "line N: what is

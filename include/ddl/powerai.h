@@ -7,7 +7,8 @@
  *   file) and link with -lddl; ddl_allreduce here is a macro for
  *   ddl_powerai_allreduce, so it does not clash with the native ddl_allreduce;
  * - "-mode r:AxBxC" runs the multiring algorithm on that grid (A = GPUs per node);
- *   "p:" (exploration) is accepted and currently runs the same rings;
+ *   "p:" (exploration, DDL_EXPLORE=1) times ring and recursive doubling along
+ *   each dimension on the first calls of each chunk size and keeps the faster;
  * - every rank is one GPU's process (the layout comes from DDL_LANES etc. as for
  *   the native API); buffers are host memory;
  * - errors are the native negative status codes (ddl_status_string names them). */

@@ -12,20 +12,35 @@ grids="
 6 1 1 1x3x2     collective
 6 1 1 1x2x3     serve
 "
-while read -r ranks gpus lanes grid helpers; do
+# Per-dimension algorithms fixed by a tuning band, and chosen by DDL_EXPLORE.
+rings=$(mktemp)
+echo "0-inf multiring dims=ring" > "$rings"
+mixed=$(mktemp)
+printf '0-64K multiring dims=rd,rd,rd\n64K-inf multiring dims=rd,ring chunk=64K\n' > "$mixed"
+mixed2=$(mktemp)
+echo "0-inf multiring dims=ring,rd,ring" > "$mixed2"
+grids+="8 1 1 1x2x2x2   serve      DDL_TUNING_FILE=$mixed2
+6 1 1 1x3x2     collective DDL_TUNING_FILE=$mixed
+8 1 2 1x2x2     serve      DDL_EXPLORE=1
+6 1 1 1x3x2     collective DDL_EXPLORE=1
+"
+while read -r ranks gpus lanes grid helpers extra; do
     [ -n "$ranks" ] || continue
-    envs="DDL_ALGO=multiring DDL_TOPOLOGY=$grid DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers \
+    envs="${extra:-} DDL_ALGO=multiring DDL_TOPOLOGY=$grid DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers \
 DDL_CHUNK_SIZE=64K DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 DDL_TEST_QUICK=1"
     if env $envs timeout 300 $MPIRUN -n "$ranks" "$top_builddir/tests/mpi/ddl-test-allreduce" < /dev/null; then
-        pass "multiring $grid ($ranks ranks, helpers $helpers)"
+        pass "multiring $grid ($ranks ranks, helpers $helpers${extra:+, $extra})"
     else
         fail "multiring $grid (env $envs)"
     fi
 done <<< "$grids"
-for grid in 1x4x2 1x2x4 1x2x2x2; do
-    if out=$(DDL_ALGO=multiring DDL_TOPOLOGY=$grid DDL_NODE_SIZE=1 timeout 120 $MPIRUN -n 8 \
-        "$top_builddir/tests/mpi/ddl-test-multiring" < /dev/null 2>&1); then
-        pass "bytes per dimension on $grid: $(grep -c '^dimension' <<< "$out") dimensions as expected"
+dims_file=$(mktemp)
+for case in 1x4x2:ring 1x2x4:ring 1x2x2x2:ring 1x2x4:rd,ring 1x4x2:ring,rd 1x2x2x2:ring,rd,ring; do
+    grid=${case%%:*} dims=${case#*:}
+    echo "0-inf multiring dims=$dims" > "$dims_file"
+    if out=$(DDL_TEST_DIMS=$dims DDL_TUNING_FILE=$dims_file DDL_ALGO=multiring DDL_TOPOLOGY=$grid DDL_NODE_SIZE=1 \
+        timeout 120 $MPIRUN -n 8 "$top_builddir/tests/mpi/ddl-test-multiring" < /dev/null 2>&1); then
+        pass "bytes per dimension on $grid with dims=$dims: $(grep -c '^dimension' <<< "$out") dimensions as expected"
         echo "$out" | grep '^dimension'
     else
         fail "bytes per dimension on $grid"; echo "$out" | tail -5
@@ -41,7 +56,7 @@ grep -q "DDL_ALGO=multiring needs DDL_TOPOLOGY, e.g. 4x8x2" <<< "$out" && pass "
 # Without DDL_TOPOLOGY, the racks come from Slurm's topology/tree address: 4
 # leaf switches of 2 nodes each make a 1x2x4 grid.
 wrap='export SLURM_TOPOLOGY_ADDR=spine.sw$((OMPI_COMM_WORLD_RANK / 2)).n$OMPI_COMM_WORLD_RANK; export SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node; exec "$0"'
-if out=$(DDL_ALGO=multiring DDL_NODE_SIZE=1 DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=INIT timeout 120 $MPIRUN -n 8 \
+if out=$(DDL_TUNING_FILE=$rings DDL_ALGO=multiring DDL_NODE_SIZE=1 DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=INIT timeout 120 $MPIRUN -n 8 \
     sh -c "$wrap" "$top_builddir/tests/mpi/ddl-test-multiring" < /dev/null 2>&1) &&
    grep -q "grid from SLURM_TOPOLOGY_ADDR: 1 GPUs x 2 nodes per switch x 4 switches" <<< "$out" &&
    grep -q "^dimension 2: 4 ranks" <<< "$out"; then
@@ -56,5 +71,16 @@ if out=$(DDL_NODE_SIZE=1 timeout 120 $MPIRUN -n 4 "$top_builddir/tests/mpi/ddl-t
 else
     fail "PowerAI DDL compatible API"; echo "$out" | tail -8
 fi
+# DDL_EXPLORE says what it timed and what it keeps, dimension by dimension, and
+# the PowerAI p: mode turns it on.
+if out=$(DDL_EXPLORE=1 DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL DDL_ALGO=multiring DDL_TOPOLOGY=1x2x2 DDL_NODE_SIZE=1 \
+    timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1M -e 1M -n 6 -w 0 < /dev/null 2>&1) &&
+   grep -q "DDL_EXPLORE: chunks of about .* bytes, dimension 1: \(ring\|rd\) (timed: ring [0-9]* us, rd [0-9]* us)" <<< "$out" &&
+   grep -q "DDL_EXPLORE: chunks of about .* bytes, dimension 2: " <<< "$out"; then
+    pass "DDL_EXPLORE times ring and rd per dimension and keeps one: $(grep -o 'dimension 1: [a-z]* (timed[^)]*)' <<< "$out" | head -1)"
+else
+    fail "DDL_EXPLORE decisions"; echo "$out" | tail -8
+fi
+rm -f "$rings" "$mixed" "$mixed2" "$dims_file"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left: $(shm_segments)"
 finish

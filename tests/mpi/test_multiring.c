@@ -1,12 +1,16 @@
 /* Bytes per grid dimension: one allreduce of N floats along DDL_TOPOLOGY =
  * 1 x A x B x ... (one GPU, one lane per node): dimension d sends
  * 2 (m_d - 1) / m_d of what reaches it, and what reaches it is divided by the
- * inner dimensions, so the outer links carry 1 / (inner product) of the data. */
+ * inner dimensions, so the outer links carry 1 / (inner product) of the data.
+ * DDL_TEST_DIMS=ring,rd,... says which dimensions the tuning file of the run
+ * puts on recursive doubling: such a dimension (of a power-of-two size) sends
+ * log2(m) times what reaches it, and passes it on undivided. */
 #include "config.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ddl.h"
 #include "testcomm.h"
@@ -34,6 +38,13 @@ int main(int argc, char **argv)
     ddl_dim_stats_t st[8];
     int ndims = ddl_comm_stats(comm, st, 8);
     double reaching = (double)n * sizeof(float) / (info.gpus_per_node * info.lanes);
+    int rd[8] = {0};
+    char dims[64];
+    snprintf(dims, sizeof(dims), "%s", getenv("DDL_TEST_DIMS") ? getenv("DDL_TEST_DIMS") : "");
+    char *save;
+    int k = 1;
+    for (char *w = strtok_r(dims, ",", &save); w && k < 8; w = strtok_r(NULL, ",", &save))
+        rd[k++] = strcmp(w, "rd") == 0;
     for (int d = 0; d < ndims; d++) {
         if (d == 0 && ndims > 1) {
             if (st[0].bytes_sent != 0 && failures++ < 10)
@@ -41,17 +52,21 @@ int main(int argc, char **argv)
                         st[0].bytes_sent);
             continue;
         }
-        int m = st[d].size;
-        double expect = 2.0 * (m - 1) / m * reaching;
+        int m = st[d].size, log2m = 0;
+        while ((1 << (log2m + 1)) <= m)
+            log2m++;
+        double expect = rd[d] ? log2m * reaching : 2.0 * (m - 1) / m * reaching;
         if (fabs((double)st[d].bytes_sent - expect) > 0.001 * expect + 64) {
             fprintf(stderr, "FAIL rank %d: dimension %d (%d ranks) sent %llu bytes, expected %.0f\n", info.rank, d, m,
                     st[d].bytes_sent, expect);
             failures++;
         }
         if (info.rank == 0)
-            printf("dimension %d: %d ranks, %llu bytes sent by rank 0 (%.4f of the buffer), %.3f ms in flight\n", d,
-                   m, st[d].bytes_sent, (double)st[d].bytes_sent / ((double)n * sizeof(float)), st[d].seconds * 1e3);
-        reaching /= m;
+            printf("dimension %d: %d ranks, %s, %llu bytes sent by rank 0 (%.4f of the buffer), %.3f ms in flight\n", d,
+                   m, rd[d] ? "rd" : "ring", st[d].bytes_sent, (double)st[d].bytes_sent / ((double)n * sizeof(float)),
+                   st[d].seconds * 1e3);
+        if (!rd[d])
+            reaching /= m;
     }
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

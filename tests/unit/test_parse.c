@@ -141,13 +141,39 @@ START_TEST(test_tuning_file)
         {"1M-64K mpi\n", "line 1: '1M-64K' is not a size range"},
         {"# a\n0-1M mpi\n512K-2M lane\n", "line 3: the band starts below the end of the previous one"},
         {"0-1M lane chunk=1K\n", "line 1: 'chunk=1K' is not chunk=SIZE"},
-        {"0-1M lane chunk=1M extra\n", "line 1: too many fields"},
+        {"0-1M lane chunk=1M extra\n", "line 1: 'extra' is neither chunk=SIZE nor dims=ALGO"},
+        {"0-1M lane chunk=1M dims=ring a b\n", "line 1: too many fields"},
+        {"0-1M lane dims=ring\n", "line 1: 'dims=ring' is not dims=ALGO"},
+        {"0-1M multiring dims=ring,tree\n", "line 1: 'dims=ring,tree' is not dims=ALGO"},
+        {"link 0 latency_us=10\n", "line 1: expected 'link DIM latency_us=NUMBER mbytes_per_s=NUMBER'"},
+        {"link 9 latency_us=10 mbytes_per_s=100\n", "line 1: expected 'link DIM"},
+        {"link 0 latency_us=-1 mbytes_per_s=100\n", "line 1: expected 'link DIM"},
+        {"\nreduce mbytes_per_s=fast\n", "line 2: expected 'reduce mbytes_per_s=NUMBER'"},
         {"0-1M\n", "line 1: '' is not an algorithm"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ck_assert_msg(ddl_tuning_parse(bad[i].text, &t, err, sizeof(err)) == -1, "accepted: %s", bad[i].text);
         ck_assert_msg(strstr(err, bad[i].msg) != NULL, "'%s' does not say '%s'", err, bad[i].msg);
     }
+    /* The cost model's lines, and per-dimension multiring bands. */
+    const char *model = "link 0 latency_us=50 mbytes_per_s=100\nlink 2 latency_us=200.5 mbytes_per_s=25\n"
+                        "reduce mbytes_per_s=2000\n0-1M multiring dims=rd,rd\n1M-inf multiring dims=ring,rd chunk=1M\n";
+    ck_assert_msg(ddl_tuning_parse(model, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(t.nbands, 2);
+    ck_assert_int_eq(t.model.measured[0], 1);
+    ck_assert_int_eq(t.model.measured[1], 0);
+    ck_assert_double_eq_tol(t.model.link[0].alpha, 50e-6, 1e-12);
+    ck_assert_double_eq_tol(t.model.link[2].beta, 1.0 / 25e6, 1e-15);
+    ck_assert_double_eq_tol(t.model.link[1].alpha, DDL_MODEL_ALPHA_DEFAULT, 1e-12);
+    ck_assert_double_eq_tol(t.model.gamma, 1.0 / 2000e6, 1e-15);
+    ck_assert_int_eq(t.bands[1].ndims, 2);
+    ck_assert_int_eq(t.bands[1].dim_algo[1], DDL_DIM_RING);
+    ck_assert_int_eq(t.bands[1].dim_algo[2], DDL_DIM_RD);
+    ddl_tuning_t t2;
+    const char *other = "link 0 latency_us=50 mbytes_per_s=101\nlink 2 latency_us=200.5 mbytes_per_s=25\n"
+                        "reduce mbytes_per_s=2000\n0-1M multiring dims=rd,rd\n1M-inf multiring dims=ring,rd chunk=1M\n";
+    ck_assert_int_eq(ddl_tuning_parse(other, &t2, err, sizeof(err)), 0);
+    ck_assert_uint_ne(ddl_tuning_digest(&t), ddl_tuning_digest(&t2)); /* ranks with different links disagree */
     /* The runtime refuses a malformed file with its name and line. */
     FILE *f = fopen("tuning-bad.conf", "w");
     fputs("0-64K mpi\n64K-1M lane/tree\n", f);

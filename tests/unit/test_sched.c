@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grid.h"
+#include "model.h"
 #include "reduce.h"
 #include "steps.h"
 
@@ -112,6 +114,60 @@ END_TEST
 START_TEST(test_rabenseifner) { check_algo(ddl_rab_build, ddl_rab_max_steps); }
 END_TEST
 
+/* The multiring on a grid, with a given algorithm per dimension. */
+static ddl_grid_t grid_now;
+static unsigned char dims_now[DDL_GRID_MAX_DIMS];
+static int build_multiring(int rank, int size, size_t n, ddl_step_t *steps)
+{
+    (void)size;
+    return ddl_multiring_build(rank, &grid_now, dims_now, n, steps);
+}
+static int max_multiring(int size)
+{
+    (void)size;
+    return ddl_multiring_max_steps(&grid_now);
+}
+
+START_TEST(test_multiring_per_dimension)
+{
+    static const char *const grids[] = {"1x2x2", "1x3x2", "1x2x3", "1x2x2x2", "1x3x4", "1x2x3x2", "1x5"};
+    static float bufs[MAXP][MAXN];
+    for (size_t gi = 0; gi < sizeof(grids) / sizeof(grids[0]); gi++) {
+        char err[128];
+        ck_assert_int_eq(ddl_grid_parse(grids[gi], &grid_now, err, sizeof(err)), 0);
+        int P = 1, nd = grid_now.ndims - 1;
+        for (int d = 1; d < grid_now.ndims; d++)
+            P *= grid_now.dims[d];
+        for (unsigned mask = 0; mask < (1u << nd); mask++) {
+            for (int d = 1; d <= nd; d++)
+                dims_now[d] = (mask >> (d - 1)) & 1 ? DDL_DIM_RD : DDL_DIM_RING;
+            size_t counts[] = {0, 1, 7, 100, 299};
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+                size_t n = counts[c];
+                double expect[MAXN] = {0};
+                for (int r = 0; r < P; r++)
+                    for (size_t i = 0; i < n; i++) {
+                        bufs[r][i] = (float)((r * 5 + (int)i * 3) % 23) * 0.1f + (r == 1 ? 1e7f : 0);
+                        expect[i] += bufs[r][i];
+                    }
+                simulate(build_multiring, P, n, bufs);
+                ddl_step_t tmp[2 * MAXP + 4];
+                ck_assert_int_le(build_multiring(0, P, n, tmp), max_multiring(P));
+                for (size_t i = 0; i < n; i++) {
+                    for (int r = 1; r < P; r++)
+                        ck_assert_msg(memcmp(&bufs[r][i], &bufs[0][i], sizeof(float)) == 0,
+                                      "grid %s dims mask %u n=%zu element %zu: node %d differs from node 0",
+                                      grids[gi], mask, n, i, r);
+                    double e = bufs[0][i] - expect[i];
+                    ck_assert_msg(e < 8 && e > -8, "grid %s dims mask %u n=%zu element %zu: %.9g, expected %.9g",
+                                  grids[gi], mask, n, i, bufs[0][i], expect[i]);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched");
@@ -119,6 +175,7 @@ int main(void)
     tcase_add_test(tc, test_ring);
     tcase_add_test(tc, test_recursive_doubling);
     tcase_add_test(tc, test_rabenseifner);
+    tcase_add_test(tc, test_multiring_per_dimension);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }

@@ -1,0 +1,90 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "algo.h"
+#include "comm.h"
+#include "explore.h"
+#include "log.h"
+#include "model.h"
+
+static int bucket_of(size_t bytes)
+{
+    int b = 0;
+    while (b + 1 < DDL_EXPLORE_BUCKETS && ((size_t)2 << b) <= bytes)
+        b++;
+    return b;
+}
+
+/* Dimensions explored: the lane's ring (0) alone, or the grid's node dimensions. */
+static int first_dim(const ddl_grid_t *g) { return g ? 1 : 0; }
+static int end_dim(const ddl_grid_t *g) { return g ? g->ndims : 1; }
+static int candidates(const ddl_grid_t *g) { return g ? 2 : 3; }
+
+/* Candidate k as a plan entry: multiring dimensions take ddl_dim_algo_t, the
+ * lane takes ddl_inter_algo_id_t. */
+static const int lane_candidates[DDL_EXPLORE_CANDIDATES] = {DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_RAB};
+
+void ddl_explore_plan(ddl_explore_t *e, const ddl_grid_t *grid, size_t chunk_bytes, ddl_call_plan_t *plan)
+{
+    int k = bucket_of(chunk_bytes);
+    ddl_explore_bucket_t *b = &e->b[k];
+    if (!e->started[k]) {
+        memset(b, 0, sizeof(*b));
+        b->dim = first_dim(grid);
+        e->started[k] = 1;
+    }
+    int exploring = b->dim < end_dim(grid);
+    if (exploring) {
+        b->algo[b->dim] = (unsigned char)b->trial; /* undecided outer dimensions stay 0: ring */
+        plan->explore = k;
+    }
+    if (grid) {
+        plan->dims_fixed = 1;
+        memcpy(plan->dim_algo, b->algo, sizeof(plan->dim_algo));
+    } else {
+        plan->lane_algo = lane_candidates[b->algo[0]];
+    }
+}
+
+void ddl_explore_begin(ddl_comm_t *c)
+{
+    for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
+        c->explore.before[d] = c->counts[d].seconds;
+}
+
+ddl_status_t ddl_explore_record(ddl_comm_t *c)
+{
+    const ddl_grid_t *grid = c->now.multiring ? &c->set.grid : NULL;
+    ddl_explore_bucket_t *b = &c->explore.b[c->now.explore];
+    /* The time in the explored dimension and every dimension outside it. */
+    double mine = 0, slowest;
+    for (int d = b->dim; d < end_dim(grid); d++)
+        mine += c->counts[d].seconds - c->explore.before[d];
+    if (MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, c->world) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "DDL_EXPLORE: MPI_Allreduce of the timings failed");
+    /* Serve-mode helpers follow their owners' plans and keep no state of their
+     * own that matters; updating it the same way everywhere keeps it simple. */
+    if (!c->explore.started[c->now.explore])
+        return DDL_OK;
+    b->t[b->trial] = slowest;
+    if (++b->trial < candidates(grid))
+        return DDL_OK;
+    int best = 0;
+    for (int k = 1; k < candidates(grid); k++)
+        if (b->t[k] < b->t[best])
+            best = k;
+    b->algo[b->dim] = (unsigned char)best;
+    if (c->info.rank == 0) {
+        char timed[128] = "";
+        for (int k = 0, len = 0; k < candidates(grid); k++)
+            len += snprintf(timed + len, sizeof(timed) - (size_t)len, "%s%s %.0f us", k ? ", " : "",
+                            ddl_inter_algo_names[lane_candidates[k]], b->t[k] * 1e6);
+        DDL_INFO(DDL_SUBSYS_COLL, "DDL_EXPLORE: chunks of about %zu bytes, dimension %d: %s (timed: %s)",
+                 (size_t)1 << c->now.explore, b->dim, ddl_inter_algo_names[lane_candidates[best]], timed);
+    }
+    b->dim++;
+    b->trial = 0;
+    return DDL_OK;
+}

@@ -1,0 +1,109 @@
+#include "config.h"
+
+#include <math.h>
+
+#include "algo.h"
+#include "model.h"
+#include "steps.h"
+
+void ddl_model_defaults(ddl_model_t *m)
+{
+    for (int d = 0; d < DDL_GRID_MAX_DIMS; d++) {
+        m->link[d] = (ddl_link_t){DDL_MODEL_ALPHA_DEFAULT, DDL_MODEL_BETA_DEFAULT};
+        m->measured[d] = 0;
+    }
+    m->gamma = DDL_MODEL_GAMMA_DEFAULT;
+}
+
+double ddl_model_ring(const ddl_model_t *m, int dim, int p, double b)
+{
+    if (p < 2)
+        return 0;
+    const ddl_link_t *l = &m->link[dim];
+    return 2.0 * (p - 1) * l->alpha + 2.0 * (p - 1) / p * b * l->beta + (double)(p - 1) / p * b * m->gamma;
+}
+
+double ddl_model_rd(const ddl_model_t *m, int dim, int p, double b)
+{
+    if (p < 2)
+        return 0;
+    const ddl_link_t *l = &m->link[dim];
+    int k = ddl_log2_floor(p), steps = k + ((1 << k) == p ? 0 : 2);
+    return steps * (l->alpha + b * (l->beta + m->gamma));
+}
+
+double ddl_model_rab(const ddl_model_t *m, int dim, int p, double b)
+{
+    if (p < 2)
+        return 0;
+    const ddl_link_t *l = &m->link[dim];
+    int k = ddl_log2_floor(p), core = 1 << k;
+    double t = 2.0 * k * l->alpha + 2.0 * (core - 1) / core * b * l->beta + (double)(core - 1) / core * b * m->gamma;
+    if (core != p) /* the extra ranks hand their data in and get the result back */
+        t += 2 * l->alpha + 2 * b * l->beta + b * m->gamma;
+    return t;
+}
+
+int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost)
+{
+    double t[3] = {ddl_model_ring(m, 0, p, bytes), ddl_model_rd(m, 0, p, bytes), ddl_model_rab(m, 0, p, bytes)};
+    static const int ids[3] = {DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_RAB};
+    int best = 0;
+    for (int i = 1; i < 3; i++)
+        if (t[i] < t[best])
+            best = i;
+    if (cost)
+        *cost = t[best];
+    return ids[best];
+}
+
+double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[])
+{
+    /* Reduce-scatters inward divide the block by each ring dimension; the
+     * allgathers on the way out cost what the reduce-scatters did, which the
+     * ring formula already counts. */
+    double t = 0, block = bytes;
+    for (int d = 1; d < g->ndims; d++) {
+        int p = g->dims[d];
+        if (algo[d] == DDL_DIM_RD) {
+            t += ddl_model_rd(m, d, p, block);
+        } else {
+            t += ddl_model_ring(m, d, p, block);
+            block /= p;
+        }
+    }
+    return t;
+}
+
+double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double bytes, unsigned char algo[])
+{
+    int n = g->ndims > 1 ? g->ndims - 1 : 0;
+    double best = INFINITY;
+    unsigned char trial[DDL_GRID_MAX_DIMS] = {0};
+    for (unsigned mask = 0; mask < (1u << n); mask++) {
+        for (int d = 1; d <= n; d++)
+            trial[d] = (mask >> (d - 1)) & 1 ? DDL_DIM_RD : DDL_DIM_RING;
+        double t = ddl_model_multiring_cost(m, g, bytes, trial);
+        if (t < best) {
+            best = t;
+            for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
+                algo[d] = d <= n ? trial[d] : DDL_DIM_RING;
+        }
+    }
+    algo[0] = DDL_DIM_RING;
+    return n ? best : 0;
+}
+
+size_t ddl_model_chunk(const ddl_model_t *m, int p, size_t bytes, size_t max_chunk)
+{
+    const size_t floor_chunk = 64 * 1024;
+    if (p < 2 || bytes <= floor_chunk)
+        return max_chunk < floor_chunk ? max_chunk : floor_chunk;
+    const ddl_link_t *l = &m->link[0];
+    double a = 2.0 * (p - 1) * l->alpha, g = 2.0 * m->gamma;
+    double c = sqrt((double)bytes * a / g);
+    size_t chunk = (size_t)c / 4096 * 4096;
+    if (chunk < floor_chunk)
+        chunk = floor_chunk;
+    return chunk > max_chunk ? max_chunk : chunk;
+}

@@ -1,0 +1,64 @@
+/* The alpha-beta cost model that chooses between-node algorithms and chunk
+ * sizes.  A message of b bytes over a link costs alpha + b * beta; reducing b
+ * bytes on the host costs b * gamma.  For P ranks of a lane (one per node):
+ *
+ *   ring  2 (P-1) alpha + 2 (P-1)/P b beta + (P-1)/P b gamma
+ *   rd    s alpha + s b (beta + gamma),            s = log2 P (+2 when P is not a power of two)
+ *   rab   2 log2 P' alpha + 2 (P'-1)/P' b beta + (P'-1)/P' b gamma  (+2 alpha + 2 b beta + b gamma
+ *         when P is not a power of two, P' = its power-of-two core)
+ *
+ * Links have one (alpha, beta) per grid dimension: dimension 0 is the lane's
+ * ring over all nodes, 1.. the multiring grid's node dimensions (nodes of a
+ * rack, racks, ...).  The numbers come from the tuning file's `link` and
+ * `reduce` lines, which ddl-tune measures on the allocation; without them, from
+ * the defaults below, measured on the emulated 1 Gbit/s cluster
+ * (bench/RESULTS.md). */
+#ifndef DDL_MODEL_H
+#define DDL_MODEL_H
+
+#include <stddef.h>
+
+#include "grid.h"
+
+/* Measured with ddl-tune on bench/emu-cluster.sh (2 nodes, 1 Gbit/s tbf). */
+#define DDL_MODEL_ALPHA_DEFAULT 60e-6           /* s per message */
+#define DDL_MODEL_BETA_DEFAULT (1.0 / 117e6)    /* s per byte */
+#define DDL_MODEL_GAMMA_DEFAULT (1.0 / 2500e6)  /* s per byte reduced (f32 sum) */
+
+typedef struct {
+    double alpha, beta;
+} ddl_link_t;
+
+typedef struct {
+    ddl_link_t link[DDL_GRID_MAX_DIMS];
+    int measured[DDL_GRID_MAX_DIMS]; /* 1 when the tuning file gave the link */
+    double gamma;
+} ddl_model_t;
+
+/* Per-dimension algorithms of the multiring. */
+typedef enum { DDL_DIM_RING = 0, DDL_DIM_RD = 1 } ddl_dim_algo_t;
+
+void ddl_model_defaults(ddl_model_t *m);
+
+double ddl_model_ring(const ddl_model_t *m, int dim, int p, double bytes);
+double ddl_model_rd(const ddl_model_t *m, int dim, int p, double bytes);
+double ddl_model_rab(const ddl_model_t *m, int dim, int p, double bytes);
+
+/* The cheapest lane algorithm (DDL_INTER_RING, _RD or _RAB) for a chunk of
+ * `bytes` over p nodes; *cost gets its modelled seconds when not NULL. */
+int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost);
+
+/* The cheapest per-dimension choice for a chunk of `bytes` on grid g (every
+ * combination of ring and rd over dimensions 1..ndims-1); returns its cost. */
+double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double bytes, unsigned char algo[]);
+/* The cost of a given per-dimension choice. */
+double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[]);
+
+/* Chunk size for pipelining a slice of `bytes` over p nodes.  With chunks of c
+ * bytes the transfer costs (bytes / c) A + bytes B for A the ring's latency per
+ * chunk and B its time per byte, and the pipeline's fill and drain (reducing
+ * the first chunk, writing back the last) c G, G = 2 gamma: the total is least
+ * at c = sqrt(bytes A / G).  Kept between 64 KiB and max_chunk, in 4 KiB. */
+size_t ddl_model_chunk(const ddl_model_t *m, int p, size_t bytes, size_t max_chunk);
+
+#endif

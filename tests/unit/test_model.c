@@ -1,0 +1,121 @@
+/* The alpha-beta cost model: the formulas, the choices they lead to, and the
+ * chunk size, on the default links and on links with a slow outer dimension. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+
+#include "unit.h"
+
+#include "algo.h"
+#include "grid.h"
+#include "model.h"
+
+START_TEST(test_formulas)
+{
+    ddl_model_t m;
+    ddl_model_defaults(&m);
+    m.link[0] = (ddl_link_t){10e-6, 1e-9};
+    m.gamma = 0.5e-9;
+    double b = 1e6;
+    /* P = 4: ring 6 alpha + 1.5 b beta + 0.75 b gamma; rd 2 (alpha + b (beta + gamma));
+     * rab 4 alpha + 1.5 b beta + 0.75 b gamma. */
+    ck_assert_double_eq_tol(ddl_model_ring(&m, 0, 4, b), 6 * 10e-6 + 1.5e-3 + 0.375e-3, 1e-12);
+    ck_assert_double_eq_tol(ddl_model_rd(&m, 0, 4, b), 2 * (10e-6 + 1e-3 + 0.5e-3), 1e-12);
+    ck_assert_double_eq_tol(ddl_model_rab(&m, 0, 4, b), 4 * 10e-6 + 1.5e-3 + 0.375e-3, 1e-12);
+    /* P = 3: rd folds one rank in and out (3 steps); rab adds that to its 2-rank core. */
+    ck_assert_double_eq_tol(ddl_model_rd(&m, 0, 3, b), 3 * (10e-6 + 1.5e-3), 1e-12);
+    ck_assert_double_eq_tol(ddl_model_rab(&m, 0, 3, b), 2 * 10e-6 + 1e-3 + 0.25e-3 + 2 * 10e-6 + 2e-3 + 0.5e-3,
+                            1e-12);
+    ck_assert_double_eq(ddl_model_ring(&m, 0, 1, b), 0);
+}
+END_TEST
+
+START_TEST(test_lane_choice)
+{
+    ddl_model_t m;
+    ddl_model_defaults(&m);
+    /* Small chunks are latency bound: recursive doubling; large ones bandwidth
+     * bound: ring (2 nodes: ring and rab are the same, ring is kept). */
+    ck_assert_int_eq(ddl_model_lane_algo(&m, 2, 1024, NULL), DDL_INTER_RD);
+    ck_assert_int_eq(ddl_model_lane_algo(&m, 2, 64 << 20, NULL), DDL_INTER_RING);
+    ck_assert_int_eq(ddl_model_lane_algo(&m, 8, 1024, NULL), DDL_INTER_RD);
+    ck_assert_int_eq(ddl_model_lane_algo(&m, 8, 64 << 20, NULL), DDL_INTER_RAB);
+    ck_assert_int_eq(ddl_model_lane_algo(&m, 3, 64 << 20, NULL), DDL_INTER_RING);
+    /* The crossover moves with the latency. */
+    double cost;
+    size_t cross_fast = 0, cross_slow = 0;
+    for (size_t b = 1024; b < ((size_t)1 << 30) && !cross_fast; b *= 2)
+        if (ddl_model_lane_algo(&m, 2, (double)b, &cost) != DDL_INTER_RD)
+            cross_fast = b;
+    m.link[0].alpha *= 10;
+    for (size_t b = 1024; b < ((size_t)1 << 30) && !cross_slow; b *= 2)
+        if (ddl_model_lane_algo(&m, 2, (double)b, &cost) != DDL_INTER_RD)
+            cross_slow = b;
+    ck_assert_uint_gt(cross_slow, cross_fast);
+    ck_assert_double_gt(cost, 0);
+}
+END_TEST
+
+START_TEST(test_multiring_choice)
+{
+    ddl_model_t m;
+    ddl_model_defaults(&m);
+    ddl_grid_t g;
+    char err[64];
+    ck_assert_int_eq(ddl_grid_parse("1x2x2", &g, err, sizeof(err)), 0);
+    m.link[2].beta = 4 * m.link[1].beta; /* the uplink between racks is 4x slower */
+    unsigned char algo[DDL_GRID_MAX_DIMS];
+    double big = ddl_model_multiring(&m, &g, 64 << 20, algo);
+    ck_assert_int_eq(algo[1], DDL_DIM_RING);
+    ck_assert_int_eq(algo[2], DDL_DIM_RING);
+    ddl_model_multiring(&m, &g, 256, algo);
+    ck_assert_int_eq(algo[1], DDL_DIM_RD);
+    ck_assert_int_eq(algo[2], DDL_DIM_RD);
+    /* The chosen combination is the cheapest of all four. */
+    for (unsigned mask = 0; mask < 4; mask++) {
+        unsigned char trial[DDL_GRID_MAX_DIMS] = {0, (unsigned char)(mask & 1), (unsigned char)(mask >> 1)};
+        ck_assert_double_le(big, ddl_model_multiring_cost(&m, &g, 64 << 20, trial) + 1e-15);
+    }
+    /* Outer links carry the block divided by the inner ring: a ring on the
+     * inner dimension makes the slow dimension cheaper. */
+    unsigned char ring_ring[DDL_GRID_MAX_DIMS] = {0, DDL_DIM_RING, DDL_DIM_RING};
+    unsigned char rd_ring[DDL_GRID_MAX_DIMS] = {0, DDL_DIM_RD, DDL_DIM_RING};
+    ck_assert_double_lt(ddl_model_multiring_cost(&m, &g, 64 << 20, ring_ring),
+                        ddl_model_multiring_cost(&m, &g, 64 << 20, rd_ring));
+}
+END_TEST
+
+START_TEST(test_chunk)
+{
+    ddl_model_t m;
+    ddl_model_defaults(&m);
+    size_t max = 4 << 20, prev = 0;
+    for (size_t bytes = 1024; bytes <= ((size_t)1 << 30); bytes *= 2) {
+        size_t c = ddl_model_chunk(&m, 2, bytes, max);
+        ck_assert_uint_ge(c, 64 * 1024);
+        ck_assert_uint_le(c, max);
+        ck_assert_uint_eq(c % 4096, 0);
+        ck_assert_uint_ge(c, prev); /* larger slices, larger (or equal) chunks */
+        prev = c;
+    }
+    /* sqrt(bytes * 2 (P-1) alpha / (2 gamma)) for a slice of 16 MiB on 2 nodes. */
+    double want = sqrt(16.0 * (1 << 20) * 2 * m.link[0].alpha / (2 * m.gamma));
+    size_t got = ddl_model_chunk(&m, 2, 16 << 20, 64 << 20);
+    ck_assert_double_le(fabs((double)got - want), 4096);
+    ck_assert_uint_eq(ddl_model_chunk(&m, 2, 1 << 30, 128 * 1024), 128 * 1024); /* capped */
+    ck_assert_uint_eq(ddl_model_chunk(&m, 1, 1 << 30, max), 64 * 1024);         /* one node: nothing to hide */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, test_formulas);
+    tcase_add_test(tc, test_lane_choice);
+    tcase_add_test(tc, test_multiring_choice);
+    tcase_add_test(tc, test_chunk);
+    suite_add_tcase(s, tc);
+    return ddl_unit_run(s);
+}
