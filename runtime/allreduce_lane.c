@@ -2,7 +2,7 @@
  * rank reduces its slice across the G buffers through shared memory, allreduces
  * it with the ranks of the same local index on the other nodes (its lane), and
  * writes the result into every owner buffer of its node.  Between nodes the
- * slice moves in chunks with two in flight, so that the reduction of one chunk,
+ * slice moves in chunks with DDL_INFLIGHT (2) in flight, so that the reduction of one chunk,
  * the transfer of the next and the write-back overlap. */
 #include "config.h"
 
@@ -118,23 +118,28 @@ ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
     }
 }
 
+/* Chunk k is reduced into slot k % depth and started; chunk k - depth + 1 is
+ * then finished and written back, so `depth` chunks are in flight. */
 static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
 {
     ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, 1);
+    size_t depth = (size_t)c->set.inflight;
     ddl_status_t st = DDL_OK;
-    for (size_t k = 0; k <= plan.count && st == DDL_OK; k++) {
-        int i = (int)(k % DDL_NSCHED), prev = (int)((k + DDL_NSCHED - 1) % DDL_NSCHED);
+    for (size_t k = 0; k < plan.count + depth - 1 && st == DDL_OK; k++) {
         size_t co, cn;
         if (k < plan.count) {
+            int i = (int)(k % depth);
             ddl_chunk_at(&plan, k, &co, &cn);
             reduce_in(v, off + co, cn, c->scratch[i]);
             ddl_lane_chunk_start(c, i, cn, v->esize, v->fn);
         }
-        if (k > 0) {
-            ddl_chunk_at(&plan, k - 1, &co, &cn);
-            st = ddl_lane_chunk_finish(c, prev);
+        if (k + 1 >= depth && k + 1 - depth < plan.count) {
+            size_t j = k + 1 - depth;
+            int i = (int)(j % depth);
+            ddl_chunk_at(&plan, j, &co, &cn);
+            st = ddl_lane_chunk_finish(c, i);
             if (st == DDL_OK)
-                write_out(v, off + co, cn, c->scratch[prev]);
+                write_out(v, off + co, cn, c->scratch[i]);
         }
     }
     return st;
@@ -248,7 +253,7 @@ static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
     if (band && band->chunk)
         p->chunk = band->chunk < c->scratch_bytes ? band->chunk : c->scratch_bytes;
     else if (c->set.chunk_size)
-        p->chunk = c->set.chunk_size;
+        p->chunk = c->set.chunk_size < c->scratch_bytes ? c->set.chunk_size : c->scratch_bytes;
     else
         p->chunk = ddl_model_chunk(&c->set.tuning.model, c->info.nnodes, per_rank, c->scratch_bytes);
     if (multiring && band && band->ndims) {

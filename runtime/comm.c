@@ -76,12 +76,12 @@ static ddl_status_t agree_settings(ddl_comm_t *c)
 {
     static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_EXPLORE",
                                         "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS",
-                                        "DDL_TUNING_FILE", "DDL_TOPOLOGY", "DDL_GPU_TRANSPORT"};
+                                        "DDL_TUNING_FILE", "DDL_TOPOLOGY", "DDL_GPU_TRANSPORT", "DDL_INFLIGHT"};
     enum { N = sizeof(names) / sizeof(names[0]) };
     const ddl_settings_t *s = &c->set;
     int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, s->explore,
                            (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode,
-                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid), s->gpu_transport};
+                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid), s->gpu_transport, s->inflight};
     int64_t ext[2 * N];
     for (int i = 0; i < N; i++)
         mine[N + i] = -mine[i];

@@ -13,7 +13,7 @@
 #include "steps.h"
 
 #define DDL_HOST_LEN 64
-#define DDL_NSCHED 2 /* chunks in flight between nodes */
+#define DDL_NSCHED 4 /* the most chunks in flight between nodes (DDL_INFLIGHT) */
 #define DDL_MAX_GPUS 64
 
 typedef struct {

@@ -47,6 +47,9 @@ static const ddl_param_t params[] = {
     {"DDL_CHUNK_SIZE", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
      "bytes of a rank's slice moved per pipeline step between nodes, so that the intra-node "
      "reduction, the transfer and the write-back overlap; auto: from the cost model, 64K to 4M"},
+    {"DDL_INFLIGHT", DDL_PARAM_INT, "2", NULL, 2, 4,
+     "chunks of a rank's slice in flight between nodes at once: more let the phases of a multiring "
+     "grid's dimensions run side by side"},
     {"DDL_STAGE_SIZE", DDL_PARAM_SIZE, "16M", NULL, 0, 0,
      "bytes of shared memory per owner for buffers not from ddl_malloc; larger messages go "
      "through in rounds of this size"},
@@ -185,6 +188,9 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
     else
         DDL_CHECK_GOTO(ddl_param_size("DDL_MPI_THRESHOLD", &s->mpi_threshold), st, out);
     DDL_CHECK_GOTO(ddl_param_bool("DDL_EXPLORE", &s->explore), st, out);
+    long inflight;
+    DDL_CHECK_GOTO(ddl_param_long("DDL_INFLIGHT", &inflight), st, out);
+    s->inflight = (int)inflight;
     if (strcasecmp(ddl_param_string("DDL_CHUNK_SIZE"), "auto") == 0)
         s->chunk_size = 0;
     else

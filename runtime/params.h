@@ -55,6 +55,7 @@ typedef struct {
     int gpu_transport;     /* DDL_GPU_TRANSPORT: ddl_gpu_transport_t (resolved from auto at creation) */
     size_t mpi_threshold;  /* DDL_MPI_THRESHOLD, or DDL_THRESHOLD_AUTO */
     int explore;           /* DDL_EXPLORE */
+    int inflight;          /* DDL_INFLIGHT: chunks in flight between nodes, 2 to DDL_NSCHED */
     size_t chunk_size;     /* DDL_CHUNK_SIZE; 0: auto (the cost model's, up to DDL_CHUNK_MAX) */
     size_t stage_size;     /* DDL_STAGE_SIZE */
     size_t heap_size;      /* DDL_HEAP_SIZE */

@@ -1,7 +1,10 @@
 /* ddl-tune: time every candidate algorithm on the allocation it runs in, for a
  * range of sizes, and write the tuning file that picks the fastest per size
- * band.  Run it like the application (one process per lane), then point
- * DDL_TUNING_FILE at the file. */
+ * band, with the chunk size that was fastest for the lane algorithms, and the
+ * cost model's measured numbers: each link class's latency and bandwidth (a
+ * ping-pong between two owners along the lane ring and along every grid
+ * dimension) and the host reduction's speed.  Run it like the application (one
+ * process per lane), then point DDL_TUNING_FILE at the file. */
 #include "config.h"
 
 #include <getopt.h>
@@ -13,7 +16,9 @@
 #include "algo.h"
 #include "bench_stats.h"
 #include "comm.h"
+#include "grid.h"
 #include "parse.h"
+#include "reduce.h"
 
 #define MAX_SIZES 40
 
@@ -30,11 +35,72 @@ static const candidate_t candidates[] = {
 };
 #define NCAND (int)(sizeof(candidates) / sizeof(candidates[0]))
 
+static const size_t chunk_candidates[] = {256u << 10, 1u << 20, 4u << 20};
+#define NCHUNK (int)(sizeof(chunk_candidates) / sizeof(chunk_candidates[0]))
+
+/* Round trip of `bytes` between owners a and b (median of 20), in seconds;
+ * the other owners only pass the barriers.  Returned on every owner. */
+static double ping_pong(ddl_comm_t *c, int a, int b, char *buf, size_t bytes)
+{
+    int me;
+    MPI_Comm_rank(c->owners, &me);
+    double t[20];
+    for (int i = -2; i < 20; i++) {
+        MPI_Barrier(c->owners);
+        double t0 = MPI_Wtime();
+        if (me == a) {
+            MPI_Send(buf, (int)bytes, MPI_BYTE, b, 7, c->owners);
+            MPI_Recv(buf, (int)bytes, MPI_BYTE, b, 7, c->owners, MPI_STATUS_IGNORE);
+        } else if (me == b) {
+            MPI_Recv(buf, (int)bytes, MPI_BYTE, a, 7, c->owners, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)bytes, MPI_BYTE, a, 7, c->owners);
+        }
+        if (i >= 0)
+            t[i] = MPI_Wtime() - t0;
+    }
+    double med = bench_median(t, 20);
+    MPI_Bcast(&med, 1, MPI_DOUBLE, a, c->owners);
+    return med;
+}
+
+/* The model's link for dimension d: owner 0 of node 0 and of its neighbour
+ * along d (the next node for the lane ring, d = 0). */
+static ddl_link_t measure_link(ddl_comm_t *c, int d, char *buf)
+{
+    int peer_node = d == 0 ? 1 : ddl_grid_peer(&c->set.grid, 0, d, 1);
+    int b = peer_node * c->info.gpus_per_node;
+    const size_t big = 1u << 20;
+    double small_rt = ping_pong(c, 0, b, buf, 8), big_rt = ping_pong(c, 0, b, buf, big);
+    ddl_link_t l = {small_rt / 2, (big_rt - small_rt) / 2 / (double)big};
+    if (l.beta <= 0)
+        l.beta = 1e-12;
+    return l;
+}
+
+/* Seconds per byte of the host f32 sum, on 1 MiB operands. */
+static double measure_gamma(void)
+{
+    const size_t n = (1u << 20) / sizeof(float);
+    float *a = calloc(n, sizeof(float)), *b = calloc(n, sizeof(float));
+    ddl_reduce_fn_t fn = ddl_reduce_fn(DDL_DTYPE_F32, DDL_REDOP_SUM);
+    double t[11];
+    for (int i = 0; i < 11; i++) {
+        double t0 = MPI_Wtime();
+        fn(a, a, b, n);
+        t[i] = MPI_Wtime() - t0;
+    }
+    free(a);
+    free(b);
+    return bench_median(t, 11) / (double)(n * sizeof(float));
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ddl-tune [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-o FILE]\n"
                "Time mpi, lane/ring, lane/rd and lane/rab (f32 sum, shared buffers) from MIN to MAX bytes\n"
-               "(default 1K to 64M, factor 4, 10 iterations) and write FILE (default ddl-tuning.conf).\n");
+               "(default 1K to 64M, factor 4, 10 iterations), chunks of 256K, 1M and 4M for the lane\n"
+               "algorithms from 1M up, and the links and the host reduction of the cost model; write\n"
+               "FILE (default ddl-tuning.conf).\n");
 }
 
 /* The slowest owner's median time of `iters` calls, in microseconds. */
@@ -121,6 +187,48 @@ int main(int argc, char **argv)
             t[k][i] = time_size(c, buf, sizes[i] / 4, iters);
         }
     }
+    /* The winners among the lane algorithms from 1 MiB up, with each chunk size:
+     * every rank needs the winners, and the owners' times decide. */
+    int best[MAX_SIZES];
+    for (int i = 0; i < nsizes; i++) {
+        best[i] = 0;
+        for (int k = 1; k < ncand; k++)
+            if (t[k][i] < t[best[i]][i])
+                best[i] = k;
+    }
+    MPI_Bcast(best, nsizes, MPI_INT, 0, c->world);
+    size_t chunk[MAX_SIZES] = {0};
+    for (int i = 0; i < nsizes; i++) {
+        if (candidates[best[i]].algo != DDL_ALGO_LANE || sizes[i] < (1u << 20) || c->info.nnodes == 1)
+            continue;
+        c->set.algo = DDL_ALGO_LANE;
+        c->set.lane_algo = candidates[best[i]].lane_algo;
+        double fastest = t[best[i]][i];
+        for (int k = 0; k < NCHUNK; k++) {
+            if (chunk_candidates[k] > c->scratch_bytes)
+                continue;
+            c->set.chunk_size = chunk_candidates[k];
+            double tk = time_size(c, buf, sizes[i] / 4, iters);
+            MPI_Bcast(&tk, 1, MPI_DOUBLE, 0, c->world);
+            if (tk < fastest) {
+                fastest = tk;
+                chunk[i] = chunk_candidates[k];
+            }
+        }
+        c->set.chunk_size = 0;
+        t[best[i]][i] = fastest;
+    }
+    /* The cost model's numbers. */
+    int ndims = c->set.grid.ndims > 1 ? c->set.grid.ndims : 1;
+    ddl_link_t links[DDL_GRID_MAX_DIMS];
+    char *ping = NULL;
+    if (owner && c->info.nnodes > 1) {
+        ping = calloc(1, 1u << 20);
+        for (int d = 0; d < ndims; d++)
+            links[d] = measure_link(c, d, ping);
+        free(ping);
+    }
+    double gamma = measure_gamma();
     if (c->info.rank == 0) {
         FILE *f = fopen(path, "w");
         if (!f) {
@@ -134,21 +242,24 @@ int main(int argc, char **argv)
         for (int k = 0; k < ncand; k++)
             fprintf(f, " %12s", candidates[k].name);
         fprintf(f, "   (us)\n");
-        int best[MAX_SIZES];
         for (int i = 0; i < nsizes; i++) {
-            best[i] = 0;
             fprintf(f, "# %12zu", sizes[i]);
-            for (int k = 0; k < ncand; k++) {
+            for (int k = 0; k < ncand; k++)
                 fprintf(f, " %12.1f", t[k][i]);
-                if (t[k][i] < t[best[i]][i])
-                    best[i] = k;
-            }
+            if (chunk[i])
+                fprintf(f, "   (%s fastest with chunk=%zuK)", candidates[best[i]].name, chunk[i] >> 10);
             fprintf(f, "\n");
         }
-        /* A band from each measured size to the next where the winner changes. */
+        /* The cost model: latency and bandwidth per link class, host reduction speed. */
+        if (c->info.nnodes > 1)
+            for (int d = 0; d < ndims; d++)
+                fprintf(f, "link %d latency_us=%.1f mbytes_per_s=%.1f\n", d, links[d].alpha * 1e6,
+                        1e-6 / links[d].beta);
+        fprintf(f, "reduce mbytes_per_s=%.0f\n", 1e-6 / gamma);
+        /* A band from each measured size to the next where the winner or its chunk changes. */
         for (int i = 0; i < nsizes;) {
             int j = i;
-            while (j + 1 < nsizes && best[j + 1] == best[i])
+            while (j + 1 < nsizes && best[j + 1] == best[i] && chunk[j + 1] == chunk[i])
                 j++;
             char lo[32], hi[32];
             snprintf(lo, sizeof(lo), "%zu", i == 0 ? (size_t)0 : sizes[i]);
@@ -156,7 +267,10 @@ int main(int argc, char **argv)
                 snprintf(hi, sizeof(hi), "%zu", sizes[j + 1]);
             else
                 snprintf(hi, sizeof(hi), "inf");
-            fprintf(f, "%s-%s %s\n", lo, hi, candidates[best[i]].name);
+            if (chunk[i])
+                fprintf(f, "%s-%s %s chunk=%zuK\n", lo, hi, candidates[best[i]].name, chunk[i] >> 10);
+            else
+                fprintf(f, "%s-%s %s\n", lo, hi, candidates[best[i]].name);
             i = j + 1;
         }
         fclose(f);

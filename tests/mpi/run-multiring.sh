@@ -19,7 +19,7 @@ mixed=$(mktemp)
 printf '0-64K multiring dims=rd,rd,rd\n64K-inf multiring dims=rd,ring chunk=64K\n' > "$mixed"
 mixed2=$(mktemp)
 echo "0-inf multiring dims=ring,rd,ring" > "$mixed2"
-grids+="8 1 1 1x2x2x2   serve      DDL_TUNING_FILE=$mixed2
+grids+="8 1 1 1x2x2x2   serve      DDL_TUNING_FILE=$mixed2 DDL_INFLIGHT=3
 6 1 1 1x3x2     collective DDL_TUNING_FILE=$mixed
 8 1 2 1x2x2     serve      DDL_EXPLORE=1
 6 1 1 1x3x2     collective DDL_EXPLORE=1
