@@ -255,7 +255,8 @@ static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
     else if (c->set.chunk_size)
         p->chunk = c->set.chunk_size < c->scratch_bytes ? c->set.chunk_size : c->scratch_bytes;
     else
-        p->chunk = ddl_model_chunk(&c->set.tuning.model, c->info.nnodes, per_rank, c->scratch_bytes);
+        p->chunk = ddl_model_chunk(&c->set.tuning.model, multiring ? &c->set.grid : NULL, c->info.nnodes, per_rank,
+                                   c->scratch_bytes);
     if (multiring && band && band->ndims) {
         p->dims_fixed = 1;
         for (int d = 1; d <= band->ndims && d < DDL_GRID_MAX_DIMS; d++)

@@ -94,14 +94,36 @@ double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double byt
     return n ? best : 0;
 }
 
-size_t ddl_model_chunk(const ddl_model_t *m, int p, size_t bytes, size_t max_chunk)
+size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size_t bytes, size_t max_chunk)
 {
     const size_t floor_chunk = 64 * 1024;
     if (p < 2 || bytes <= floor_chunk)
         return max_chunk < floor_chunk ? max_chunk : floor_chunk;
-    const ddl_link_t *l = &m->link[0];
-    double a = 2.0 * (p - 1) * l->alpha, g = 2.0 * m->gamma;
-    double c = sqrt((double)bytes * a / g);
+    /* Per-byte time of each stage, and the latency of one chunk's trip. */
+    double stage[2 * DDL_GRID_MAX_DIMS + 2], a = 0;
+    int n = 0;
+    stage[n++] = m->gamma; /* the reduction into the chunk */
+    if (grid && grid->ndims > 1) {
+        double share = 1.0;
+        for (int d = 1; d < grid->ndims; d++) {
+            int md = grid->dims[d];
+            double t = (double)(md - 1) / md * share * m->link[d].beta;
+            stage[n++] = t; /* reduce-scatter inward */
+            stage[n++] = t; /* allgather outward */
+            a += 2.0 * (md - 1) * m->link[d].alpha;
+            share /= md;
+        }
+    } else {
+        stage[n++] = 2.0 * (p - 1) / p * m->link[0].beta;
+        a = 2.0 * (p - 1) * m->link[0].alpha;
+    }
+    stage[n++] = m->gamma; /* the write-back */
+    double slowest = 0, total = 0;
+    for (int i = 0; i < n; i++) {
+        total += stage[i];
+        slowest = stage[i] > slowest ? stage[i] : slowest;
+    }
+    double c = sqrt((double)bytes * a / (total - slowest));
     size_t chunk = (size_t)c / 4096 * 4096;
     if (chunk < floor_chunk)
         chunk = floor_chunk;

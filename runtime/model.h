@@ -54,11 +54,16 @@ double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double byt
 /* The cost of a given per-dimension choice. */
 double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[]);
 
-/* Chunk size for pipelining a slice of `bytes` over p nodes.  With chunks of c
- * bytes the transfer costs (bytes / c) A + bytes B for A the ring's latency per
- * chunk and B its time per byte, and the pipeline's fill and drain (reducing
- * the first chunk, writing back the last) c G, G = 2 gamma: the total is least
- * at c = sqrt(bytes A / G).  Kept between 64 KiB and max_chunk, in 4 KiB. */
-size_t ddl_model_chunk(const ddl_model_t *m, int p, size_t bytes, size_t max_chunk);
+/* Chunk size for pipelining a slice of `bytes` between nodes, along the lane
+ * ring over p nodes (grid NULL) or along a multiring grid.  The chunk's trip is
+ * a row of stages: reducing it on the host, then the transfers (the lane's
+ * ring; or each dimension's reduce-scatter inward and allgather outward, on
+ * the block left by the inner dimensions), then writing it back.  With chunks
+ * of c bytes the call costs about (bytes / c) A + bytes B + c G: A is the
+ * stages' latency per chunk, B the slowest stage's time per byte, and G the
+ * other stages' time per byte (the pipeline's fill and drain).  The total is
+ * least at c = sqrt(bytes A / G), kept between 64 KiB and max_chunk, in 4 KiB
+ * steps. */
+size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size_t bytes, size_t max_chunk);
 
 #endif

@@ -32,61 +32,80 @@ static const candidate_t candidates[] = {
     {DDL_ALGO_LANE, DDL_INTER_RING, "lane/ring"},
     {DDL_ALGO_LANE, DDL_INTER_RD, "lane/rd"},
     {DDL_ALGO_LANE, DDL_INTER_RAB, "lane/rab"},
+    {DDL_ALGO_MULTIRING, DDL_INTER_AUTO, "multiring"}, /* only with a grid (DDL_TOPOLOGY) */
 };
 #define NCAND (int)(sizeof(candidates) / sizeof(candidates[0]))
 
 static const size_t chunk_candidates[] = {256u << 10, 1u << 20, 4u << 20};
 #define NCHUNK (int)(sizeof(chunk_candidates) / sizeof(chunk_candidates[0]))
 
-/* Round trip of `bytes` between owners a and b (median of 20), in seconds;
- * the other owners only pass the barriers.  Returned on every owner. */
+/* Round trip of `bytes` between owners a and b (median of 20), in seconds,
+ * returned on every owner.  The other owners sleep meanwhile: on an
+ * oversubscribed node their spinning would be what is measured. */
 static double ping_pong(ddl_comm_t *c, int a, int b, char *buf, size_t bytes)
 {
     int me;
     MPI_Comm_rank(c->owners, &me);
-    double t[20];
-    for (int i = -2; i < 20; i++) {
-        MPI_Barrier(c->owners);
+    double t[20] = {0};
+    MPI_Barrier(c->owners);
+    for (int i = -5; i < 20 && (me == a || me == b); i++) {
         double t0 = MPI_Wtime();
         if (me == a) {
             MPI_Send(buf, (int)bytes, MPI_BYTE, b, 7, c->owners);
             MPI_Recv(buf, (int)bytes, MPI_BYTE, b, 7, c->owners, MPI_STATUS_IGNORE);
-        } else if (me == b) {
+        } else {
             MPI_Recv(buf, (int)bytes, MPI_BYTE, a, 7, c->owners, MPI_STATUS_IGNORE);
             MPI_Send(buf, (int)bytes, MPI_BYTE, a, 7, c->owners);
         }
         if (i >= 0)
             t[i] = MPI_Wtime() - t0;
     }
+    MPI_Request done_req;
+    MPI_Ibarrier(c->owners, &done_req);
+    for (int done = 0; !done;) {
+        MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            nanosleep(&(struct timespec){0, 200000}, NULL);
+    }
     double med = bench_median(t, 20);
     MPI_Bcast(&med, 1, MPI_DOUBLE, a, c->owners);
     return med;
 }
 
-/* The model's link for dimension d: owner 0 of node 0 and of its neighbour
- * along d (the next node for the lane ring, d = 0). */
-static ddl_link_t measure_link(ddl_comm_t *c, int d, char *buf)
+/* The model's links for dimensions 0..ndims-1: between owner 0 of node 0 and
+ * of its neighbour along d (the next node for the lane ring, d = 0).  Every
+ * latency is measured before any bandwidth: a link that has just carried
+ * megabytes answers small messages late for a while. */
+static void measure_links(ddl_comm_t *c, int ndims, ddl_link_t *links)
 {
-    int peer_node = d == 0 ? 1 : ddl_grid_peer(&c->set.grid, 0, d, 1);
-    int b = peer_node * c->info.gpus_per_node;
     const size_t big = 1u << 20;
-    double small_rt = ping_pong(c, 0, b, buf, 8), big_rt = ping_pong(c, 0, b, buf, big);
-    ddl_link_t l = {small_rt / 2, (big_rt - small_rt) / 2 / (double)big};
-    if (l.beta <= 0)
-        l.beta = 1e-12;
-    return l;
+    char *buf = calloc(1, big);
+    int peer[DDL_GRID_MAX_DIMS];
+    double small_rt[DDL_GRID_MAX_DIMS];
+    for (int d = 0; d < ndims; d++) {
+        peer[d] = (d == 0 ? 1 : ddl_grid_peer(&c->set.grid, 0, d, 1)) * c->info.gpus_per_node;
+        small_rt[d] = ping_pong(c, 0, peer[d], buf, 8);
+    }
+    for (int d = 0; d < ndims; d++) {
+        double big_rt = ping_pong(c, 0, peer[d], buf, big);
+        links[d] = (ddl_link_t){small_rt[d] / 2, (big_rt - small_rt[d]) / 2 / (double)big};
+        if (links[d].beta <= 0)
+            links[d].beta = 1e-12;
+    }
+    free(buf);
 }
 
-/* Seconds per byte of the host f32 sum, on 1 MiB operands. */
+/* Seconds per byte of the host f32 sum, on 16 MiB operands: out of cache, as
+ * the node's buffers are. */
 static double measure_gamma(void)
 {
-    const size_t n = (1u << 20) / sizeof(float);
+    const size_t n = (16u << 20) / sizeof(float);
     float *a = calloc(n, sizeof(float)), *b = calloc(n, sizeof(float));
     ddl_reduce_fn_t fn = ddl_reduce_fn(DDL_DTYPE_F32, DDL_REDOP_SUM);
     double t[11];
     for (int i = 0; i < 11; i++) {
         double t0 = MPI_Wtime();
-        fn(a, a, b, n);
+        fn(a, a, b, n); /* reads 2 and writes 1 operand, as a reduction of 2 GPUs' buffers does */
         t[i] = MPI_Wtime() - t0;
     }
     free(a);
@@ -97,7 +116,8 @@ static double measure_gamma(void)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ddl-tune [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-o FILE]\n"
-               "Time mpi, lane/ring, lane/rd and lane/rab (f32 sum, shared buffers) from MIN to MAX bytes\n"
+               "Time mpi, lane/ring, lane/rd, lane/rab and (with DDL_TOPOLOGY) multiring (f32 sum, shared\n"
+               "buffers) from MIN to MAX bytes\n"
                "(default 1K to 64M, factor 4, 10 iterations), chunks of 256K, 1M and 4M for the lane\n"
                "algorithms from 1M up, and the links and the host reduction of the cost model; write\n"
                "FILE (default ddl-tuning.conf).\n");
@@ -171,12 +191,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddl-tune: %s\n", ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    /* The cost model's numbers, first: the links' latency is measured best while
+     * no earlier transfer still fills their queues. */
+    int ndims = c->set.grid.ndims > 1 ? c->set.grid.ndims : 1;
+    ddl_link_t links[DDL_GRID_MAX_DIMS];
+    if (owner && c->info.nnodes > 1)
+        measure_links(c, ndims, links);
+    double gamma = measure_gamma();
     size_t sizes[MAX_SIZES];
     int nsizes = 0;
     for (size_t s = min; s <= max && nsizes < MAX_SIZES; s *= (size_t)factor)
         sizes[nsizes++] = s / 4 * 4;
-    /* On one node the lane algorithms between nodes do not run: lane/ring stands for all. */
-    int ncand = c->info.nnodes > 1 ? NCAND : 2;
+    /* On one node the lane algorithms between nodes do not run: lane/ring stands
+     * for all; the multiring needs a grid. */
+    int ncand = c->info.nnodes == 1 ? 2 : c->set.grid.ndims > 1 ? NCAND : NCAND - 1;
     double t[NCAND][MAX_SIZES];
     for (int k = 0; k < ncand; k++) {
         c->set.algo = candidates[k].algo;
@@ -199,9 +227,9 @@ int main(int argc, char **argv)
     MPI_Bcast(best, nsizes, MPI_INT, 0, c->world);
     size_t chunk[MAX_SIZES] = {0};
     for (int i = 0; i < nsizes; i++) {
-        if (candidates[best[i]].algo != DDL_ALGO_LANE || sizes[i] < (1u << 20) || c->info.nnodes == 1)
+        if (candidates[best[i]].algo == DDL_ALGO_MPI || sizes[i] < (1u << 20) || c->info.nnodes == 1)
             continue;
-        c->set.algo = DDL_ALGO_LANE;
+        c->set.algo = candidates[best[i]].algo;
         c->set.lane_algo = candidates[best[i]].lane_algo;
         double fastest = t[best[i]][i];
         for (int k = 0; k < NCHUNK; k++) {
@@ -218,17 +246,6 @@ int main(int argc, char **argv)
         c->set.chunk_size = 0;
         t[best[i]][i] = fastest;
     }
-    /* The cost model's numbers. */
-    int ndims = c->set.grid.ndims > 1 ? c->set.grid.ndims : 1;
-    ddl_link_t links[DDL_GRID_MAX_DIMS];
-    char *ping = NULL;
-    if (owner && c->info.nnodes > 1) {
-        ping = calloc(1, 1u << 20);
-        for (int d = 0; d < ndims; d++)
-            links[d] = measure_link(c, d, ping);
-        free(ping);
-    }
-    double gamma = measure_gamma();
     if (c->info.rank == 0) {
         FILE *f = fopen(path, "w");
         if (!f) {

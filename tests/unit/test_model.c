@@ -92,19 +92,27 @@ START_TEST(test_chunk)
     ddl_model_defaults(&m);
     size_t max = 4 << 20, prev = 0;
     for (size_t bytes = 1024; bytes <= ((size_t)1 << 30); bytes *= 2) {
-        size_t c = ddl_model_chunk(&m, 2, bytes, max);
+        size_t c = ddl_model_chunk(&m, NULL, 2, bytes, max);
         ck_assert_uint_ge(c, 64 * 1024);
         ck_assert_uint_le(c, max);
         ck_assert_uint_eq(c % 4096, 0);
         ck_assert_uint_ge(c, prev); /* larger slices, larger (or equal) chunks */
         prev = c;
     }
-    /* sqrt(bytes * 2 (P-1) alpha / (2 gamma)) for a slice of 16 MiB on 2 nodes. */
+    /* Lane ring on 2 nodes: the transfer is the slowest stage, the reduction and
+     * the write-back fill and drain: sqrt(bytes * 2 (P-1) alpha / (2 gamma)). */
     double want = sqrt(16.0 * (1 << 20) * 2 * m.link[0].alpha / (2 * m.gamma));
-    size_t got = ddl_model_chunk(&m, 2, 16 << 20, 64 << 20);
+    size_t got = ddl_model_chunk(&m, NULL, 2, 16 << 20, 64 << 20);
     ck_assert_double_le(fabs((double)got - want), 4096);
-    ck_assert_uint_eq(ddl_model_chunk(&m, 2, 1 << 30, 128 * 1024), 128 * 1024); /* capped */
-    ck_assert_uint_eq(ddl_model_chunk(&m, 1, 1 << 30, max), 64 * 1024);         /* one node: nothing to hide */
+    ck_assert_uint_eq(ddl_model_chunk(&m, NULL, 2, 1 << 30, 128 * 1024), 128 * 1024); /* capped */
+    ck_assert_uint_eq(ddl_model_chunk(&m, NULL, 1, 1 << 30, max), 64 * 1024);         /* one node: nothing to hide */
+    /* A multiring's inner dimension is a stage of its own: its transfers fill
+     * and drain the pipeline too, so chunks are smaller than the lane ring's. */
+    ddl_grid_t g;
+    char err[64];
+    ck_assert_int_eq(ddl_grid_parse("1x2x2", &g, err, sizeof(err)), 0);
+    size_t lane = ddl_model_chunk(&m, NULL, 4, 16 << 20, 64 << 20), multi = ddl_model_chunk(&m, &g, 4, 16 << 20, 64 << 20);
+    ck_assert_uint_lt(multi, lane / 2);
 }
 END_TEST
 
