@@ -93,6 +93,27 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
     return s != r ? DDL_MEM_AUTO : s ? DDL_MEM_DEVICE : DDL_MEM_HOST;
 }
 
+/* The system MPI on the owners.  In collective mode each owner then rings its
+ * doorbell, and its helpers sleep until it has: a helper that returned at once
+ * would run ahead into the application's next call and spin there, taking the
+ * CPU from the owners on a node with fewer cores than ranks.  Counting the
+ * rings, not waiting for a change, keeps a helper that slept through several
+ * calls in step. */
+static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                             ddl_comm_t *c)
+{
+    int helpers = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
+    if (c->info.role == DDL_ROLE_OWNER) {
+        ddl_status_t st = c->own_error != DDL_OK ? c->own_error
+                                                 : ddl_allreduce_mpi(sendbuf, recvbuf, count, dtype, op, c);
+        if (helpers)
+            ddl_node_ring(&c->node);
+        return st;
+    }
+    ddl_status_t st = ddl_node_wait_count(&c->node, c->info.gpu * c->info.lanes, ++c->doorbell_seen);
+    return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
+}
+
 ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
                            ddl_comm_t *c)
 {
@@ -113,24 +134,27 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
         return DDL_OK;
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
+    /* An owner's unusable buffers fail the call on every rank that waits for
+     * it (c->own_error), not only on the owner. */
     c->mem_now = DDL_MEM_HOST;
     c->stream_now = stream;
+    c->own_error = DDL_OK;
     if (c->info.role == DDL_ROLE_OWNER) {
         c->mem_now = locate_memory(sendbuf, recvbuf, mem);
+        if (c->mem_now == DDL_MEM_AUTO)
+            c->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf is %s memory but recvbuf "
+                                     "is %s memory: pass both on the host or both on the device", c->info.rank,
+                                     ddl_gpu_is_device(sendbuf) ? "device" : "host",
+                                     ddl_gpu_is_device(recvbuf) ? "device" : "host");
         /* Other processes read the buffers: the work that fills them must be done. */
-        if (c->mem_now == DDL_MEM_DEVICE && (st = ddl_gpu_wait_queued(stream, c->set.timeout)) != DDL_OK)
-            return st;
+        else if (c->mem_now == DDL_MEM_DEVICE)
+            c->own_error = ddl_gpu_wait_queued(stream, c->set.timeout);
     }
     size_t bytes = (size_t)count * ddl_dtype_size(dtype);
     ddl_algo_id_t algo = choose(c, bytes);
     announce(c, algo, bytes);
-    if (algo == DDL_ALGO_MPI && c->mem_now == DDL_MEM_AUTO)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: sendbuf is %s memory but recvbuf is %s memory: pass "
-                         "both on the host or both on the device", ddl_gpu_is_device(sendbuf) ? "device" : "host",
-                         ddl_gpu_is_device(recvbuf) ? "device" : "host");
     if (algo == DDL_ALGO_MPI)
-        return c->info.role == DDL_ROLE_OWNER ? ddl_allreduce_mpi(sendbuf, recvbuf, (size_t)count, dtype, op, c)
-                                              : DDL_OK;
+        return mpi_path(sendbuf, recvbuf, (size_t)count, dtype, op, c);
     if (c->info.role == DDL_ROLE_HELPER)
         sendbuf = recvbuf = NULL;
     return ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);

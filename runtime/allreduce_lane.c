@@ -175,18 +175,14 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
     rq->op = op;
     rq->shutdown = 0;
     rq->plan = c->now;
-    if (c->mem_now == DDL_MEM_HOST) {
+    if (c->own_error == DDL_OK && c->mem_now == DDL_MEM_HOST) {
         rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
         rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
     } else {
         /* Device buffers are opened by the node's other ranks; an owner whose
-         * buffers cannot be used says why, and every rank fails the call. */
-        int ok = c->mem_now == DDL_MEM_DEVICE;
-        if (!ok)
-            c->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf and recvbuf must both "
-                                     "be host memory or both device memory", c->info.rank);
-        else if ((c->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) ==
-                     DDL_OK)
+         * buffers cannot be used has said why, and every rank fails the call. */
+        if (c->own_error == DDL_OK &&
+            (c->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) == DDL_OK)
             c->own_error = ddl_gpu_export(recvbuf, &rq->out_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id));
         rq->in_kind = rq->out_kind = c->own_error == DDL_OK ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
     }

@@ -20,10 +20,11 @@
 
 #include "grid.h"
 
-/* Measured with ddl-tune on bench/emu-cluster.sh (2 nodes, 1 Gbit/s tbf). */
-#define DDL_MODEL_ALPHA_DEFAULT 60e-6           /* s per message */
-#define DDL_MODEL_BETA_DEFAULT (1.0 / 117e6)    /* s per byte */
-#define DDL_MODEL_GAMMA_DEFAULT (1.0 / 2500e6)  /* s per byte reduced (f32 sum) */
+/* Measured with ddl-tune on bench/emu-cluster.sh (2 nodes x 2 rails, 1 Gbit/s
+ * tbf, bench/RESULTS.md): the medians of four runs. */
+#define DDL_MODEL_ALPHA_DEFAULT 12e-6           /* s per message */
+#define DDL_MODEL_BETA_DEFAULT (1.0 / 154e6)    /* s per byte */
+#define DDL_MODEL_GAMMA_DEFAULT (1.0 / 7000e6)  /* s per byte reduced (f32 sum) */
 
 typedef struct {
     double alpha, beta;

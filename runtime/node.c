@@ -170,6 +170,19 @@ ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uin
     return st;
 }
 
+static int count_reached(const ddl_node_t *n, const void *arg)
+{
+    const struct doorbell_arg *a = arg;
+    uint32_t now = atomic_load_explicit(&n->ctrl->slots[a->owner].doorbell, memory_order_acquire);
+    return (int32_t)(now - a->seen) >= 0;
+}
+
+ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target)
+{
+    struct doorbell_arg a = {owner, target};
+    return wait_until(n, count_reached, &a, 0, doorbell_describe, "waiting for the owner's call to end");
+}
+
 void ddl_node_abort(ddl_node_t *n)
 {
     int32_t expected = 0;

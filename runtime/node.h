@@ -83,6 +83,9 @@ void ddl_node_ring(ddl_node_t *n);
 /* A helper waits, without deadline while the owner lives, for a doorbell value
  * other than `seen`; *value gets it. */
 ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value);
+/* A helper sleeps, without deadline while the owner lives, until the owner's
+ * doorbell has reached `target` (wrapping counts compare as signed). */
+ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target);
 /* Tell the node's ranks to stop waiting: this rank failed. */
 void ddl_node_abort(ddl_node_t *n);
 

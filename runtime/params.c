@@ -40,7 +40,7 @@ static const ddl_param_t params[] = {
      "MPI on device memory) or nccl (one NCCL communicator per lane)"},
     {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
-     "owners; auto: 512 on one node, 1M across nodes (measured crossovers, bench/RESULTS.md)"},
+     "owners; auto: 512 on one node, 128K across nodes (measured crossovers, bench/RESULTS.md)"},
     {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0,
      "PowerAI DDL's p: mode: the first calls of each chunk size time ring and recursive doubling along "
      "every multiring dimension, and later calls keep the faster per dimension"},

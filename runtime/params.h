@@ -42,9 +42,10 @@ ddl_status_t ddl_param_bool(const char *name, int *out);
 #define DDL_CHUNK_MAX ((size_t)4 << 20) /* the largest chunk DDL_CHUNK_SIZE=auto picks */
 /* The crossovers measured with ddl-bench on a 2-core host (bench/RESULTS.md):
  * on one node the shared-memory lane path wins from about 512 bytes; across
- * nodes the paper's lanes lose to plain MPI below about 1 MiB. */
+ * nodes (2 nodes x 2 rails of 1 Gbit/s, emulated) the lanes win over plain MPI
+ * from 128 KiB and lose below. */
 #define DDL_MPI_THRESHOLD_ONE_NODE 512
-#define DDL_MPI_THRESHOLD_NODES (1u << 20)
+#define DDL_MPI_THRESHOLD_NODES (128u << 10)
 
 /* Collective-path settings, read once per communicator. */
 typedef struct {
