@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "algo.h"
@@ -64,22 +65,54 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
     }
 }
 
+/* At INFO, rank 0 says once per power-of-two chunk size what the model chose and why. */
+static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsigned char *dims)
+{
+    int bucket = 0;
+    while (bucket < 63 && ((size_t)2 << bucket) <= bytes)
+        bucket++;
+    if (c->info.rank != 0 || (c->model_logged >> bucket) & 1)
+        return;
+    c->model_logged |= 1ull << bucket;
+    const ddl_model_t *m = &c->set.tuning.model;
+    if (!c->now.multiring) {
+        int p = c->info.nnodes;
+        DDL_INFO(DDL_SUBSYS_COLL, "chunks of about %zu bytes between %d nodes: %s (cost model: ring %.0f us, rd %.0f us, "
+                 "rab %.0f us)", (size_t)1 << bucket, p, ddl_inter_algo_names[algo], ddl_model_ring(m, 0, p, (double)bytes) * 1e6,
+                 ddl_model_rd(m, 0, p, (double)bytes) * 1e6, ddl_model_rab(m, 0, p, (double)bytes) * 1e6);
+        return;
+    }
+    char which[96] = "";
+    for (int d = 1, len = 0; d < c->set.grid.ndims; d++)
+        len += snprintf(which + len, sizeof(which) - (size_t)len, "%s%s", d > 1 ? "," : "", dims[d] ? "rd" : "ring");
+    unsigned char all_ring[DDL_GRID_MAX_DIMS] = {0};
+    DDL_INFO(DDL_SUBSYS_COLL, "chunks of about %zu bytes on the %d-dimension grid: dims=%s (cost model: %.0f us; all "
+             "rings %.0f us)", (size_t)1 << bucket, c->set.grid.ndims - 1, which,
+             ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, dims) * 1e6,
+             ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, all_ring) * 1e6);
+}
+
 void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn)
 {
     int rank = c->info.node, size = c->info.nnodes;
     ddl_sched_t *s = &c->sched[i];
     const ddl_model_t *model = &c->set.tuning.model;
     int nsteps, algo = c->now.lane_algo;
-    if (algo == DDL_INTER_AUTO) /* the model decides per chunk */
+    int modelled = algo == DDL_INTER_AUTO && !c->now.multiring;
+    if (modelled) /* the model decides per chunk */
         algo = ddl_model_lane_algo(model, size, (double)(n * esize), NULL);
     unsigned char dims[DDL_GRID_MAX_DIMS];
     if (c->now.multiring) {
-        algo = -1;
+        modelled = !c->now.dims_fixed;
         if (c->now.dims_fixed)
             memcpy(dims, c->now.dim_algo, sizeof(dims));
         else
             ddl_model_multiring(model, &c->set.grid, (double)(n * esize), dims);
     }
+    if (modelled)
+        log_model_choice(c, n * esize, algo, dims);
+    if (c->now.multiring)
+        algo = -1;
     switch (algo) {
     case -1: nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, s->steps); break;
     case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, s->steps); break;

@@ -413,10 +413,10 @@ static void log_tuning(const ddl_comm_t *c)
     if (c->info.rank != 0)
         return;
     for (int d = 0; d < DDL_GRID_MAX_DIMS && d < (c->set.grid.ndims > 1 ? c->set.grid.ndims : 1); d++)
-        DDL_INFO(DDL_SUBSYS_COLL, "cost model, dimension %d: latency %.1f us, %.1f MB/s (%s); host reduction %.0f MB/s",
-                 d, t->model.link[d].alpha * 1e6, 1e-6 / t->model.link[d].beta,
-                 t->model.measured[d] ? "measured: tuning file" : "default, measured on the emulated 1 Gbit/s cluster",
-                 1e-6 / t->model.gamma);
+        DDL_INFO(DDL_SUBSYS_COLL, "cost model, links of dimension %d: latency %.1f us, %.1f MB/s (%s)", d,
+                 t->model.link[d].alpha * 1e6, 1e-6 / t->model.link[d].beta,
+                 t->model.measured[d] ? "measured: tuning file" : "default, measured on the emulated 1 Gbit/s cluster");
+    DDL_INFO(DDL_SUBSYS_COLL, "cost model, host reduction: %.0f MB/s", 1e-6 / t->model.gamma);
     if (t->nbands == 0) {
         DDL_INFO(DDL_SUBSYS_COLL, "no tuning bands: DDL_ALGO=%s below/above DDL_MPI_THRESHOLD=%zu bytes, lanes %s "
                  "(auto: the cost model per chunk), chunk %s", ddl_algo_names[c->set.algo], c->set.mpi_threshold,

@@ -55,6 +55,7 @@ struct ddl_comm {
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
     bool broken;                 /* a collective failed: later calls fail at once */
     unsigned logged_algos;       /* algorithms already announced at INFO */
+    unsigned long long model_logged; /* chunk sizes (log2) whose model choice was announced */
 };
 
 /* Is comm a live communicator (created and not destroyed)? */

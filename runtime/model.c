@@ -48,10 +48,16 @@ int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost)
 {
     double t[3] = {ddl_model_ring(m, 0, p, bytes), ddl_model_rd(m, 0, p, bytes), ddl_model_rab(m, 0, p, bytes)};
     static const int ids[3] = {DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_RAB};
+    /* The model sees one link class; the ring talks to neighbours only, so
+     * with nodes numbered by rack it crosses the uplinks least, where
+     * Rabenseifner's first steps pair distant nodes.  Rabenseifner must beat
+     * the ring by DDL_MODEL_RAB_MARGIN to be chosen: its edge is latency. */
+    t[2] *= DDL_MODEL_RAB_MARGIN;
     int best = 0;
     for (int i = 1; i < 3; i++)
         if (t[i] < t[best])
             best = i;
+    t[2] /= DDL_MODEL_RAB_MARGIN;
     if (cost)
         *cost = t[best];
     return ids[best];

@@ -26,6 +26,11 @@
 #define DDL_MODEL_BETA_DEFAULT (1.0 / 154e6)    /* s per byte */
 #define DDL_MODEL_GAMMA_DEFAULT (1.0 / 7000e6)  /* s per byte reduced (f32 sum) */
 
+/* Rabenseifner is chosen only when the model makes it this much faster than
+ * the ring (model.c says why): measured on 2 emulated racks, where it took
+ * 1.6x to 2x the ring's time (bench/RESULTS.md). */
+#define DDL_MODEL_RAB_MARGIN (1.0 / 0.8)
+
 typedef struct {
     double alpha, beta;
 } ddl_link_t;
