@@ -78,6 +78,7 @@ def _load():
         "ddl_comm_create_world": [ctypes.POINTER(_Config), ctypes.POINTER(vp)],
         "ddl_comm_destroy": [vp], "ddl_comm_info": [vp, ctypes.POINTER(_Info)],
         "ddl_allreduce": [vp, vp, ci, i, i, vp], "ddl_serve": [vp],
+        "ddl_allreduce_stream": [vp, vp, ci, i, i, i, vp, vp],
     }.items():
         fn = getattr(lib, name)
         fn.argtypes = args
@@ -96,11 +97,17 @@ def _check(status):
         raise DDLError(status, lib.ddl_status_string(status).decode(), lib.ddl_last_error().decode())
 
 
+_MEM_HOST, _MEM_DEVICE = 1, 2  # ddl_memory_t
+
+
 def _buffer(obj):
-    """(address, element count, ddl dtype code) of a contiguous CPU array or tensor."""
+    """(address, element count, ddl dtype code, memory kind) of a contiguous array or tensor."""
+    mem = _MEM_HOST
     if hasattr(obj, "data_ptr"):  # a torch.Tensor
-        if obj.device.type != "cpu":
-            raise ValueError(f"ddl: tensor on {obj.device}: only CPU tensors are supported")
+        if obj.device.type == "cuda":
+            mem = _MEM_DEVICE  # needs libddl built with CUDA (ddl-info says)
+        elif obj.device.type != "cpu":
+            raise ValueError(f"ddl: tensor on {obj.device}: only CPU and CUDA tensors are supported")
         if not obj.is_contiguous():
             raise ValueError("ddl: the tensor is not contiguous; call .contiguous() first")
         name = str(obj.dtype).replace("torch.", "")
@@ -116,7 +123,7 @@ def _buffer(obj):
         raise TypeError(f"ddl: {type(obj).__name__} is neither a NumPy array nor a torch tensor")
     if name not in DTYPES:
         raise TypeError(f"ddl: type {name} is not supported (supported: {', '.join(DTYPES)})")
-    return ptr, count, DTYPES[name]
+    return ptr, count, DTYPES[name], mem
 
 
 class Comm:
@@ -155,17 +162,23 @@ class Comm:
         """Allreduce buf into out (or in place).  Returns the result object."""
         if op not in OPS:
             raise ValueError(f"ddl: op {op!r} is not one of {', '.join(OPS)}")
-        ptr, count, dtype = _buffer(buf)
+        ptr, count, dtype, mem = _buffer(buf)
         target = buf
         send = ctypes.c_void_p(ptr)
         if out is not None:
-            optr, ocount, odtype = _buffer(out)
-            if (ocount, odtype) != (count, dtype):
-                raise ValueError("ddl: out must have the size and type of buf")
+            optr, ocount, odtype, omem = _buffer(out)
+            if (ocount, odtype, omem) != (count, dtype, mem):
+                raise ValueError("ddl: out must have the size, type and device of buf")
             target = out
         else:
             optr = ptr
-        _check(_load().ddl_allreduce(send, ctypes.c_void_p(optr), count, dtype, OPS[op], self._handle))
+        stream = None
+        if mem == _MEM_DEVICE:  # ordered after the work queued on the tensor's current stream
+            import torch
+
+            stream = torch.cuda.current_stream(buf.device).cuda_stream
+        _check(_load().ddl_allreduce_stream(send, ctypes.c_void_p(optr), count, dtype, OPS[op], mem,
+                                            ctypes.c_void_p(stream), self._handle))
         return target
 
     def serve(self):
