@@ -71,13 +71,14 @@ static int local_peer_dead(const ddl_node_t *n, int *who)
 typedef int (*ready_fn_t)(const ddl_node_t *n, const void *arg);
 
 /* Wait until ready(); fail on abort, on a dead local peer, or at the deadline
- * (deadline <= 0: none).  describe() writes what is still missing. */
-static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void *arg, double deadline,
+ * (deadline <= 0: none).  Spin `spins` checks first (short waits), then sleep.
+ * describe() writes what is still missing. */
+static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void *arg, double deadline, int spins,
                                void (*describe)(const ddl_node_t *, const void *, char *, size_t),
                                const char *what)
 {
     ddl_ctrl_t *ctrl = n->ctrl;
-    for (int i = 0; i < SPIN_CHECKS; i++) {
+    for (int i = 0; i < spins; i++) {
         if (ready(n, arg))
             return DDL_OK;
         cpu_relax();
@@ -135,7 +136,7 @@ ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what)
     uint32_t target = ++n->epoch;
     atomic_store_explicit(&n->ctrl->slots[n->local_rank].epoch, target, memory_order_release);
     wake_all(n->ctrl);
-    return wait_until(n, barrier_ready, &target, ddl_now() + n->timeout, barrier_describe, what);
+    return wait_until(n, barrier_ready, &target, ddl_now() + n->timeout, SPIN_CHECKS, barrier_describe, what);
 }
 
 void ddl_node_ring(ddl_node_t *n)
@@ -164,7 +165,7 @@ static void doorbell_describe(const ddl_node_t *n, const void *arg, char *buf, s
 ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value)
 {
     struct doorbell_arg a = {owner, seen};
-    ddl_status_t st = wait_until(n, doorbell_ready, &a, 0, doorbell_describe, "waiting for the owner's next request");
+    ddl_status_t st = wait_until(n, doorbell_ready, &a, 0, SPIN_CHECKS, doorbell_describe, "waiting for the owner's next request");
     if (st == DDL_OK)
         *value = atomic_load_explicit(&n->ctrl->slots[owner].doorbell, memory_order_acquire);
     return st;
@@ -180,7 +181,8 @@ static int count_reached(const ddl_node_t *n, const void *arg)
 ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target)
 {
     struct doorbell_arg a = {owner, target};
-    return wait_until(n, count_reached, &a, 0, doorbell_describe, "waiting for the owner's call to end");
+    /* The owner is in the system MPI, whose time spinning here would take from it. */
+    return wait_until(n, count_reached, &a, 0, 0, doorbell_describe, "waiting for the owner's call to end");
 }
 
 void ddl_node_abort(ddl_node_t *n)
