@@ -36,7 +36,7 @@ static const candidate_t candidates[] = {
 };
 #define NCAND (int)(sizeof(candidates) / sizeof(candidates[0]))
 
-static const size_t chunk_candidates[] = {256u << 10, 1u << 20, 4u << 20};
+static const size_t chunk_candidates[] = {256u << 10, 512u << 10, 1u << 20, 2u << 20, 4u << 20};
 #define NCHUNK (int)(sizeof(chunk_candidates) / sizeof(chunk_candidates[0]))
 
 /* Round trip of `bytes` between owners a and b (median of 20), in seconds,
@@ -118,7 +118,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: ddl-tune [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-o FILE]\n"
                "Time mpi, lane/ring, lane/rd, lane/rab and (with DDL_TOPOLOGY) multiring (f32 sum, shared\n"
                "buffers) from MIN to MAX bytes\n"
-               "(default 1K to 64M, factor 4, 10 iterations), chunks of 256K, 1M and 4M for the lane\n"
+               "(default 1K to 64M, factor 4, 10 iterations), chunks of 256K to 4M for the lane\n"
                "algorithms from 1M up, and the links and the host reduction of the cost model; write\n"
                "FILE (default ddl-tuning.conf).\n");
 }
