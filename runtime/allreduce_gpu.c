@@ -105,64 +105,65 @@ static ddl_status_t staged(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v
     return st;
 }
 
-/* NCCL: reduction kernel, ncclAllReduce and the copies out are all queued on
- * the rank's stream, which orders them; the host waits once at the end. */
-static ddl_status_t nccl(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n)
+/* Moves one reduced device chunk between nodes, in place. */
+typedef ddl_status_t (*move_fn_t)(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, void *buf, size_t n);
+
+/* NCCL: queued on the rank's stream after the reduction kernel; the stream
+ * orders it with the averaging and the copies out. */
+static ddl_status_t move_nccl(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, void *buf, size_t n)
 {
     ddl_status_t st = DDL_OK;
     if (!g->nccl && (st = ddl_nccl_create(c->lane_comm, c->set.timeout, &g->nccl)) != DDL_OK)
         return st;
+    return ddl_nccl_allreduce(g->nccl, buf, n, v->dtype, v->op, g->stream);
+}
+
+/* CUDA-aware MPI: MPI_Iallreduce on the device chunk once the kernel is done. */
+static ddl_status_t move_mpi(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, void *buf, size_t n)
+{
+    (void)g;
+    MPI_Datatype type;
+    MPI_Op mop;
+    ddl_mpi_native(v->dtype, v->op, &type, &mop); /* the caller checked that MPI has them */
+    ddl_status_t st = ddl_gpu_wait(c, "the reduction kernel");
+    if (st != DDL_OK)
+        return st;
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, type, mop, c->lane_comm, &req) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Iallreduce on device memory failed");
+    double deadline = ddl_now() + c->set.timeout;
+    for (int done = 0; !done;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done && ddl_now() > deadline)
+            return ddl_error(DDL_ERR_TIMED_OUT, "lane MPI_Iallreduce on device memory timed out after %.1f s "
+                             "(DDL_TIMEOUT)", c->set.timeout);
+        if (!done)
+            sched_yield();
+    }
+    return DDL_OK;
+}
+
+/* The device-resident transports: per chunk, the reduction kernel, the move
+ * between nodes, the averaging and the copies out, in stream order. */
+static ddl_status_t device_chunks(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n,
+                                  move_fn_t move)
+{
     ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, CHUNK_ALIGN);
+    ddl_status_t st = DDL_OK;
     for (size_t k = 0; k < plan.count && st == DDL_OK; k++) {
         size_t co, cn;
         ddl_chunk_at(&plan, k, &co, &cn);
         void *buf = g->chunk[k % DDL_NSCHED];
         st = reduce_in(g, v, off + co, cn, buf, 1);
         if (st == DDL_OK)
-            st = ddl_nccl_allreduce(g->nccl, buf, cn, v->dtype, v->op, g->stream);
+            st = move(c, g, v, buf, cn);
         if (st == DDL_OK && v->divisor > 1)
             st = cuda_ok(ddl_gpu_reduce(buf, (const void *const *)&buf, 1, cn, v->dtype, v->op, v->divisor, g->stream),
                          "the averaging kernel");
         if (st == DDL_OK)
             st = write_out(g, v, off + co, cn, buf);
     }
-    return st == DDL_OK ? ddl_gpu_wait(c, "the NCCL lane allreduce") : st;
-}
-
-/* CUDA-aware MPI: MPI_Iallreduce on the device chunk, one chunk at a time. */
-static ddl_status_t mpi_direct(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n,
-                               MPI_Datatype type, MPI_Op mop)
-{
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, CHUNK_ALIGN);
-    ddl_status_t st = DDL_OK;
-    for (size_t k = 0; k < plan.count && st == DDL_OK; k++) {
-        size_t co, cn;
-        ddl_chunk_at(&plan, k, &co, &cn);
-        void *buf = g->chunk[k % DDL_NSCHED];
-        st = reduce_in(g, v, off + co, cn, buf, 1);
-        if (st == DDL_OK)
-            st = ddl_gpu_wait(c, "the reduction kernel");
-        if (st != DDL_OK)
-            break;
-        MPI_Request req;
-        if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)cn, type, mop, c->lane_comm, &req) != MPI_SUCCESS)
-            return ddl_error(DDL_ERR_MPI, "MPI_Iallreduce on device memory failed");
-        double deadline = ddl_now() + c->set.timeout;
-        for (int done = 0; !done;) {
-            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-            if (!done && ddl_now() > deadline)
-                return ddl_error(DDL_ERR_TIMED_OUT, "lane MPI_Iallreduce on device memory timed out after %.1f s "
-                                 "(DDL_TIMEOUT)", c->set.timeout);
-            if (!done)
-                sched_yield();
-        }
-        if (v->divisor > 1)
-            st = cuda_ok(ddl_gpu_reduce(buf, (const void *const *)&buf, 1, cn, v->dtype, v->op, v->divisor, g->stream),
-                         "the averaging kernel");
-        if (st == DDL_OK)
-            st = write_out(g, v, off + co, cn, buf);
-    }
-    return st == DDL_OK ? ddl_gpu_wait(c, "copying the results") : st;
+    return st == DDL_OK ? ddl_gpu_wait(c, "the device lane allreduce") : st;
 }
 
 static ddl_status_t map_buffers(ddl_comm_t *c, struct ddl_gpu *g, const void *own_send, void *own_recv, gpu_view_t *v)
@@ -209,9 +210,9 @@ ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, const void *own_send, void *own_re
         if (in->nnodes == 1)
             st = single_node(c, g, &v, off, len);
         else if (c->set.gpu_transport == DDL_GPU_NCCL)
-            st = nccl(c, g, &v, off, len);
+            st = device_chunks(c, g, &v, off, len, move_nccl);
         else if (c->set.gpu_transport == DDL_GPU_MPI && ddl_mpi_native(dtype, op, &type, &mop))
-            st = mpi_direct(c, g, &v, off, len, type, mop);
+            st = device_chunks(c, g, &v, off, len, move_mpi);
         else
             st = staged(c, g, &v, off, len);
     }

@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "unit.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,34 +76,37 @@ static void simulate(build_fn build, int P, size_t n, float (*bufs)[MAXN])
         ck_assert_msg(cur[r] == nsteps[r], "P=%d n=%zu: rank %d stuck at step %d of %d", P, n, r, cur[r], nsteps[r]);
 }
 
-static void check_algo(build_fn build, int (*max_steps)(int))
+/* Run build's steps on P simulated ranks over n floats whose sum depends on
+ * the order of operations: every rank must hold the same bits, close to the
+ * double-precision sum, within max_steps steps. */
+static void check_run(build_fn build, int max_steps, int P, size_t n, int seed, const char *label)
 {
     static float bufs[MAXP][MAXN];
-    size_t counts[] = {0, 1, 2, 5, 11, 17, 100, 299};
-    for (int P = 1; P <= MAXP; P++) {
-        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
-            size_t n = counts[c];
-            double expect[MAXN] = {0};
-            for (int r = 0; r < P; r++)
-                for (size_t i = 0; i < n; i++) {
-                    /* Values whose float sum depends on the order: bit-identity is tested. */
-                    bufs[r][i] = (float)((r * 7 + (int)i * 13) % 19) * 0.1f + (r == 0 ? 1e7f : 0);
-                    expect[i] += bufs[r][i];
-                }
-            simulate(build, P, n, bufs);
-            int steps = build(0, P, n, (ddl_step_t[2 * MAXP + 4]){0});
-            ck_assert_int_le(steps, max_steps(P));
-            for (size_t i = 0; i < n; i++) {
-                for (int r = 1; r < P; r++)
-                    ck_assert_msg(memcmp(&bufs[r][i], &bufs[0][i], sizeof(float)) == 0,
-                                  "P=%d n=%zu element %zu: rank %d has %.9g, rank 0 %.9g", P, n, i, r, bufs[r][i],
-                                  bufs[0][i]);
-                double err = bufs[0][i] - expect[i];
-                ck_assert_msg(err < 8 && err > -8, "P=%d n=%zu element %zu: %.9g, expected %.9g", P, n, i,
-                              bufs[0][i], expect[i]);
-            }
+    double expect[MAXN] = {0};
+    for (int r = 0; r < P; r++)
+        for (size_t i = 0; i < n; i++) {
+            bufs[r][i] = (float)((r * (7 + seed) + (int)i * 13) % 19) * 0.1f + (r == seed % P ? 1e7f : 0);
+            expect[i] += bufs[r][i];
         }
+    simulate(build, P, n, bufs);
+    ck_assert_int_le(build(0, P, n, (ddl_step_t[2 * MAXP + 4]){0}), max_steps);
+    for (size_t i = 0; i < n; i++) {
+        for (int r = 1; r < P; r++)
+            ck_assert_msg(memcmp(&bufs[r][i], &bufs[0][i], sizeof(float)) == 0,
+                          "%s P=%d n=%zu element %zu: rank %d has %.9g, rank 0 %.9g", label, P, n, i, r, bufs[r][i],
+                          bufs[0][i]);
+        double err = bufs[0][i] - expect[i];
+        ck_assert_msg(err < 8 && err > -8, "%s P=%d n=%zu element %zu: %.9g, expected %.9g", label, P, n, i,
+                      bufs[0][i], expect[i]);
     }
+}
+
+static void check_algo(build_fn build, int (*max_steps)(int))
+{
+    size_t counts[] = {0, 1, 2, 5, 11, 17, 100, 299};
+    for (int P = 1; P <= MAXP; P++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+            check_run(build, max_steps(P), P, counts[c], 0, "");
 }
 
 START_TEST(test_ring) { check_algo(ddl_ring_build, ddl_ring_max_steps); }
@@ -131,7 +135,6 @@ static int max_multiring(int size)
 START_TEST(test_multiring_per_dimension)
 {
     static const char *const grids[] = {"1x2x2", "1x3x2", "1x2x3", "1x2x2x2", "1x3x4", "1x2x3x2", "1x5"};
-    static float bufs[MAXP][MAXN];
     for (size_t gi = 0; gi < sizeof(grids) / sizeof(grids[0]); gi++) {
         char err[128];
         ck_assert_int_eq(ddl_grid_parse(grids[gi], &grid_now, err, sizeof(err)), 0);
@@ -139,30 +142,15 @@ START_TEST(test_multiring_per_dimension)
         for (int d = 1; d < grid_now.ndims; d++)
             P *= grid_now.dims[d];
         for (unsigned mask = 0; mask < (1u << nd); mask++) {
-            for (int d = 1; d <= nd; d++)
+            char label[64];
+            snprintf(label, sizeof(label), "grid %s dims", grids[gi]);
+            for (int d = 1; d <= nd; d++) {
                 dims_now[d] = (mask >> (d - 1)) & 1 ? DDL_DIM_RD : DDL_DIM_RING;
-            size_t counts[] = {0, 1, 7, 100, 299};
-            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
-                size_t n = counts[c];
-                double expect[MAXN] = {0};
-                for (int r = 0; r < P; r++)
-                    for (size_t i = 0; i < n; i++) {
-                        bufs[r][i] = (float)((r * 5 + (int)i * 3) % 23) * 0.1f + (r == 1 ? 1e7f : 0);
-                        expect[i] += bufs[r][i];
-                    }
-                simulate(build_multiring, P, n, bufs);
-                ddl_step_t tmp[2 * MAXP + 4];
-                ck_assert_int_le(build_multiring(0, P, n, tmp), max_multiring(P));
-                for (size_t i = 0; i < n; i++) {
-                    for (int r = 1; r < P; r++)
-                        ck_assert_msg(memcmp(&bufs[r][i], &bufs[0][i], sizeof(float)) == 0,
-                                      "grid %s dims mask %u n=%zu element %zu: node %d differs from node 0",
-                                      grids[gi], mask, n, i, r);
-                    double e = bufs[0][i] - expect[i];
-                    ck_assert_msg(e < 8 && e > -8, "grid %s dims mask %u n=%zu element %zu: %.9g, expected %.9g",
-                                  grids[gi], mask, n, i, bufs[0][i], expect[i]);
-                }
+                strncat(label, dims_now[d] ? " rd" : " ring", sizeof(label) - strlen(label) - 1);
             }
+            size_t counts[] = {0, 1, 7, 100, 299};
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+                check_run(build_multiring, max_multiring(P), P, counts[c], 1, label);
         }
     }
 }
