@@ -137,7 +137,6 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
     /* An owner's unusable buffers fail the call on every rank that waits for
      * it (c->own_error), not only on the owner. */
     c->mem_now = DDL_MEM_HOST;
-    c->stream_now = stream;
     c->own_error = DDL_OK;
     if (c->info.role == DDL_ROLE_OWNER) {
         c->mem_now = locate_memory(sendbuf, recvbuf, mem);

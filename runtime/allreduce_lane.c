@@ -68,9 +68,7 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
 /* At INFO, rank 0 says once per power-of-two chunk size what the model chose and why. */
 static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsigned char *dims)
 {
-    int bucket = 0;
-    while (bucket < 63 && ((size_t)2 << bucket) <= bytes)
-        bucket++;
+    int bucket = ddl_log2_floor(bytes);
     if (c->info.rank != 0 || (c->model_logged >> bucket) & 1)
         return;
     c->model_logged |= 1ull << bucket;

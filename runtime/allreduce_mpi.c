@@ -82,32 +82,10 @@ int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op
     return 1;
 }
 
-/* Device buffers go through a host copy: the system MPI may not be CUDA-aware,
- * and its user ops (f16, bf16) run on the host. */
-static ddl_status_t mpi_device(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
-                               ddl_comm_t *c)
+/* MPI_Allreduce over the owners on host buffers. */
+static ddl_status_t mpi_host(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                             ddl_comm_t *c)
 {
-    size_t bytes = count * ddl_dtype_size(dtype);
-    if (c->bounce_bytes < bytes) {
-        void *p = realloc(c->bounce, bytes);
-        if (!p)
-            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte host copy of a device buffer", bytes);
-        c->bounce = p;
-        c->bounce_bytes = bytes;
-    }
-    ddl_status_t st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes);
-    if (st == DDL_OK)
-        st = ddl_allreduce_mpi(c->bounce, c->bounce, count, dtype, op, c);
-    if (st == DDL_OK)
-        st = ddl_gpu_memcpy(recvbuf, c->bounce, bytes);
-    return st;
-}
-
-ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
-                               ddl_comm_t *c)
-{
-    if (c->mem_now == DDL_MEM_DEVICE && sendbuf != c->bounce)
-        return mpi_device(sendbuf, recvbuf, count, dtype, op, c);
     MPI_Datatype type = mpi_type(dtype);
     MPI_Op mop = mpi_op(dtype, op);
     size_t esize = ddl_dtype_size(dtype);
@@ -124,3 +102,27 @@ ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count,
         ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
     return DDL_OK;
 }
+
+/* Device buffers go through a host copy: the system MPI may not be CUDA-aware,
+ * and its user ops (f16, bf16) run on the host. */
+ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                               ddl_comm_t *c)
+{
+    if (c->mem_now != DDL_MEM_DEVICE)
+        return mpi_host(sendbuf, recvbuf, count, dtype, op, c);
+    size_t bytes = count * ddl_dtype_size(dtype);
+    if (c->bounce_bytes < bytes) {
+        void *p = realloc(c->bounce, bytes);
+        if (!p)
+            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte host copy of a device buffer", bytes);
+        c->bounce = p;
+        c->bounce_bytes = bytes;
+    }
+    ddl_status_t st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes);
+    if (st == DDL_OK)
+        st = mpi_host(c->bounce, c->bounce, count, dtype, op, c);
+    if (st == DDL_OK)
+        st = ddl_gpu_memcpy(recvbuf, c->bounce, bytes);
+    return st;
+}
+

@@ -47,7 +47,6 @@ struct ddl_comm {
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
     ddl_memory_t mem_now;        /* owners: where this call's buffers are (HOST, DEVICE or AUTO: mixed) */
-    void *stream_now;            /* owners: the caller's CUDA stream */
     ddl_status_t own_error;      /* owners: why this call's buffers cannot be used */
     void *bounce;                /* host copy of device buffers on the MPI path */
     size_t bounce_bytes;

@@ -8,13 +8,12 @@
 #include "explore.h"
 #include "log.h"
 #include "model.h"
+#include "steps.h"
 
 static int bucket_of(size_t bytes)
 {
-    int b = 0;
-    while (b + 1 < DDL_EXPLORE_BUCKETS && ((size_t)2 << b) <= bytes)
-        b++;
-    return b;
+    int b = ddl_log2_floor(bytes);
+    return b < DDL_EXPLORE_BUCKETS ? b : DDL_EXPLORE_BUCKETS - 1;
 }
 
 /* Dimensions explored: the lane's ring (0) alone, or the grid's node dimensions. */
@@ -64,8 +63,8 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
         mine += c->counts[d].seconds - c->explore.before[d];
     if (MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, c->world) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "DDL_EXPLORE: MPI_Allreduce of the timings failed");
-    /* Serve-mode helpers follow their owners' plans and keep no state of their
-     * own that matters; updating it the same way everywhere keeps it simple. */
+    /* Serve-mode helpers follow their owners' plans and keep no exploration
+     * state: they only take part in the agreement. */
     if (!c->explore.started[c->now.explore])
         return DDL_OK;
     b->t[b->trial] = slowest;

@@ -35,11 +35,12 @@ typedef struct {
     double seconds;
 } ddl_dim_count_t;
 
-/* The largest k with 2^k <= v (v >= 1): the power-of-two core of a rank count. */
-static inline int ddl_log2_floor(int v)
+/* The largest k with 2^k <= v (0 for v <= 1): the power-of-two core of a rank
+ * count, or the size class of a byte count. */
+static inline int ddl_log2_floor(size_t v)
 {
     int k = 0;
-    while ((1 << (k + 1)) <= v)
+    while (k + 1 < (int)(8 * sizeof(size_t)) && ((size_t)1 << (k + 1)) <= v)
         k++;
     return k;
 }

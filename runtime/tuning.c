@@ -66,15 +66,14 @@ static int parse_dims(const char *list, ddl_band_t *b)
     return b->ndims > 0 && b->algo == DDL_ALGO_MULTIRING ? 0 : -1;
 }
 
-/* key=number with number > 0. */
+/* key=number with number > 0 (the strict positive-number parser that reads
+ * DDL_TIMEOUT's seconds). */
 static int parse_number(const char *word, const char *key, double *out)
 {
     size_t k = strlen(key);
     if (strncmp(word, key, k) != 0 || word[k] != '=')
         return -1;
-    char *end;
-    *out = strtod(word + k + 1, &end);
-    return *end == '\0' && end != word + k + 1 && *out > 0 ? 0 : -1;
+    return ddl_parse_seconds(word + k + 1, out);
 }
 
 /* link DIM latency_us=X mbytes_per_s=Y | reduce mbytes_per_s=Z */
