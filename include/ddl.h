@@ -27,9 +27,10 @@ typedef enum {
     DDL_ERR_PEER_FAILED = -5,   /* a peer exited or reported an error */
     DDL_ERR_SYSTEM = -6,        /* a system call failed */
     DDL_ERR_MPI = -7,           /* an MPI call failed */
-    DDL_ERR_MISMATCH = -8,      /* ranks called with different arguments (DDL_CHECK=1) */
+    DDL_ERR_MISMATCH = -8,      /* ranks called with different count, type, op or call order */
     DDL_ERR_LAYOUT = -9,        /* the ranks do not form nodes x GPUs x lanes */
     DDL_ERR_DEVICE = -10,       /* a CUDA or NCCL call failed */
+    DDL_ERR_INTERNAL = -11,     /* a bug in the library: please report it */
 } ddl_status_t;
 
 typedef enum {

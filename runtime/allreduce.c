@@ -2,12 +2,14 @@
  * of algorithm from the table in algo.c. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "algo.h"
 #include "comm.h"
 #include "gpu.h"
 #include "log.h"
+#include "signature.h"
 
 static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                ddl_redop_t op, ddl_comm_t *c)
@@ -23,6 +25,10 @@ static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: unknown reduction op %d", (int)op);
     if (count < 0)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %lld is negative", (long long)count);
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)count, ddl_dtype_size(dtype), &bytes) || bytes > (size_t)PTRDIFF_MAX)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %lld of %s is more bytes than a buffer can hold",
+                         (long long)count, ddl_dtype_name(dtype));
     if (c->info.role == DDL_ROLE_OWNER && count > 0 && (!recvbuf || !sendbuf))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: %s is NULL on an owner (rank %d)",
                          recvbuf ? "sendbuf" : "recvbuf", c->info.rank);
@@ -93,6 +99,20 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
     return s != r ? DDL_MEM_AUTO : s ? DDL_MEM_DEVICE : DDL_MEM_HOST;
 }
 
+/* The MPI path's share of the always-on check: the owners compare their
+ * signatures before the system MPI sees buffers of different sizes or types
+ * (which it may reduce without a word). */
+static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *c)
+{
+    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq, 0};
+    ddl_sig_exchange_t x;
+    ddl_status_t st = ddl_sig_start(&x, c->owners, c->info.rank, &sig);
+    if (st == DDL_OK)
+        st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank, (const char (*)[DDL_HOST_LEN])c->hosts,
+                            "ddl_allreduce");
+    return st == DDL_OK || st == DDL_ERR_MISMATCH ? st : ddl_comm_fail(c, st);
+}
+
 /* The system MPI on the owners.  In collective mode each owner then rings its
  * doorbell, and its helpers sleep until it has: a helper that returned at once
  * would run ahead into the application's next call and spin there, taking the
@@ -104,8 +124,11 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
 {
     int helpers = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
     if (c->info.role == DDL_ROLE_OWNER) {
-        ddl_status_t st = c->own_error != DDL_OK ? c->own_error
-                                                 : ddl_allreduce_mpi(sendbuf, recvbuf, count, dtype, op, c);
+        ddl_status_t st = c->own_error;
+        if (st == DDL_OK && c->info.owner_size > 1)
+            st = check_owner_signatures(count, dtype, op, c);
+        if (st == DDL_OK)
+            st = ddl_allreduce_mpi(sendbuf, recvbuf, count, dtype, op, c);
         if (helpers)
             ddl_node_ring(&c->node);
         return st;
@@ -132,6 +155,7 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
         return st;
     if (count == 0)
         return DDL_OK;
+    c->seq++; /* calls that move data: a rank that skips one is caught by the next */
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
     /* An owner's unusable buffers fail the call on every rank that waits for

@@ -83,9 +83,10 @@ static ddl_status_t staged(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v
                                              g->stream), "copying a chunk to the host");
             if (st == DDL_OK)
                 st = ddl_gpu_wait(c, "the device-to-host copy");
+            if (st == DDL_OK)
+                st = ddl_lane_chunk_start(c, i, cn, v->esize, fn);
             if (st != DDL_OK)
                 break;
-            ddl_lane_chunk_start(c, i, cn, v->esize, fn);
         }
         if (k > 0) {
             ddl_chunk_at(&plan, k - 1, &co, &cn);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,7 +91,7 @@ static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsign
              ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, all_ring) * 1e6);
 }
 
-void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn)
+ddl_status_t ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn)
 {
     int rank = c->info.node, size = c->info.nnodes;
     ddl_sched_t *s = &c->sched[i];
@@ -117,7 +118,14 @@ void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_redu
     case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
     default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
     }
+    /* Between two or more nodes every chunk moves: no steps would leave this
+     * node's partial sums as the "result". */
+    if (nsteps <= 0 && size > 1 && n > 0)
+        return ddl_error(DDL_ERR_INTERNAL, "internal error: the %s schedule between %d nodes has no steps for a chunk "
+                         "of %zu elements; please report it with DDL_DEBUG=INFO output",
+                         c->now.multiring ? "multiring" : ddl_inter_algo_names[algo], size, n);
     ddl_sched_start(s, nsteps, c->scratch[i], c->tmp[i], esize, fn);
+    return DDL_OK;
 }
 
 ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
@@ -162,7 +170,11 @@ static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, 
             int i = (int)(k % depth);
             ddl_chunk_at(&plan, k, &co, &cn);
             reduce_in(v, off + co, cn, c->scratch[i]);
-            ddl_lane_chunk_start(c, i, cn, v->esize, v->fn);
+            /* The signature travelled while the first chunk was reduced. */
+            if (k == 0 && (st = ddl_comm_finish_signature(c)) != DDL_OK)
+                break;
+            if ((st = ddl_lane_chunk_start(c, i, cn, v->esize, v->fn)) != DDL_OK)
+                break;
         }
         if (k + 1 >= depth && k + 1 - depth < plan.count) {
             size_t j = k + 1 - depth;
@@ -181,8 +193,9 @@ static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, 
 static ddl_loc_kind_t locate(const ddl_comm_t *c, const void *buf, size_t bytes, uint64_t *off)
 {
     const ddl_shm_t *seg = &c->segs[c->info.gpu];
-    const char *base = seg->base, *p = buf;
-    if (p >= base + c->set.stage_size && p + bytes <= base + seg->size) {
+    /* In integers: buf + bytes may lie past the end of the address space. */
+    uintptr_t base = (uintptr_t)seg->base, p = (uintptr_t)buf;
+    if (p >= base + c->set.stage_size && p - base <= seg->size && bytes <= seg->size - (p - base)) {
         *off = (uint64_t)(p - base);
         return DDL_LOC_HEAP;
     }
@@ -240,6 +253,38 @@ static ddl_loc_kind_t node_memory(const ddl_comm_t *c, int *why)
     return device == 0 ? DDL_LOC_HEAP : device == c->info.gpus_per_node ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
 }
 
+/* A mismatch is found before anyone writes to a caller's buffer: the node's
+ * ranks meet once more (so that no rank signs its next call while a peer still
+ * reads this one's signatures) and the communicator stays usable. */
+static ddl_status_t meet_after_mismatch(ddl_comm_t *c, ddl_status_t st)
+{
+    ddl_status_t met = ddl_node_barrier(&c->node, "lane allreduce: meeting after a mismatch");
+    return met == DDL_OK ? st : ddl_comm_fail(c, met);
+}
+
+/* After the first barrier: the node's signatures, then (between nodes) the
+ * node's signature on its way along this rank's lane; it is waited for after
+ * the first chunk has been reduced (ddl_comm_finish_signature). */
+static ddl_status_t check_signatures(ddl_comm_t *c)
+{
+    ddl_sig_t node_sig;
+    ddl_status_t local = ddl_sig_check_node(&c->node, &node_sig), st = DDL_OK;
+    if (c->info.nnodes > 1) {
+        st = ddl_sig_start(&c->sigx, c->lane_comm, c->info.rank, &node_sig);
+        /* A node that disagrees inside still tells the others, then waits;
+         * its own message (which names the local ranks) is the one it keeps. */
+        if (st == DDL_OK && local != DDL_OK) {
+            char mine[512];
+            snprintf(mine, sizeof(mine), "%s", ddl_last_error());
+            ddl_comm_finish_signature(c);
+            ddl_log_keep_error(mine);
+        }
+    }
+    if (local != DDL_OK)
+        return meet_after_mismatch(c, local);
+    return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
+}
+
 /* The rest of a call on device buffers, or of one that fails for bad buffers:
  * every rank of the node meets again at the end, so that no owner posts its
  * next request while a peer still reads this one. */
@@ -247,12 +292,14 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int wh
                                       void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
 {
     const ddl_comm_info_t *in = &c->info;
-    ddl_status_t st;
-    if (kind == DDL_LOC_DEVICE)
+    ddl_status_t st = ddl_comm_finish_signature(c);
+    if (st == DDL_ERR_MISMATCH)
+        return meet_after_mismatch(c, st);
+    if (st == DDL_OK && kind == DDL_LOC_DEVICE)
         st = ddl_allreduce_gpu(c, sendbuf, recvbuf, count, dtype, op);
-    else if (why >= 0 && why * in->lanes == in->local_rank)
+    else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
         st = c->own_error;
-    else
+    else if (st == DDL_OK)
         st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
                                   "passed buffers it cannot share (its message says why)", why, in->node,
                                   c->world_of_local[why * in->lanes])
@@ -301,11 +348,17 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
     lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
                      .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
                      .fn = ddl_reduce_fn(dtype, op)};
-    /* In serve mode the helpers take the owner's choices from its request. */
-    if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE)
+    /* In serve mode the helpers take the owner's choices (and signature) from
+     * its request; everyone else signs what it was called with. */
+    ddl_slot_t *slots = c->node.ctrl->slots;
+    if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
         plan_call(c, count * v.esize, multiring);
-    else
-        c->now = c->node.ctrl->slots[in->gpu * in->lanes].req.plan;
+        slots[in->local_rank].sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
+                                                c->now.lane_algo, c->now.chunk, c->seq, 0};
+    } else {
+        c->now = slots[in->gpu * in->lanes].req.plan;
+        slots[in->local_rank].sig = slots[in->gpu * in->lanes].sig;
+    }
     if (c->now.explore >= 0)
         ddl_explore_begin(c);
     if (owner)
@@ -324,6 +377,8 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
             break;
+        if (r0 == 0 && (st = check_signatures(c)) != DDL_OK)
+            return st;
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
@@ -345,8 +400,10 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
         if (in->nnodes == 1)
             single_node(&v, off, len);
-        else
-            st = multi_node(c, &v, off, len);
+        else if ((st = multi_node(c, &v, off, len)) == DDL_OK)
+            st = ddl_comm_finish_signature(c); /* a rank with an empty slice has not waited for it */
+        if (st == DDL_ERR_MISMATCH)
+            return meet_after_mismatch(c, st);
         if (st != DDL_OK)
             break;
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,7 +65,7 @@ static int exchange_pmix(ddl_comm_t *c, const place_rec_t *mine, place_rec_t *al
         goto out;
     pmix_info_t info[2];
     bool collect = true;
-    int timeout = (int)c->set.timeout;
+    int timeout = (int)ddl_double_to_ll(c->set.timeout, 1, INT_MAX);
     PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
     pmix_status_t st = PMIx_Fence(&wild, 1, info, 2);

@@ -64,10 +64,10 @@ static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
 
 static int64_t grid_digest(const ddl_grid_t *g)
 {
-    int64_t h = g->ndims;
+    uint64_t h = (uint64_t)g->ndims; /* unsigned: the hash wraps by design */
     for (int d = 0; d < g->ndims; d++)
-        h = h * 1000003 + g->dims[d];
-    return h;
+        h = h * 1000003u + (uint64_t)g->dims[d];
+    return (int64_t)(h >> 1);
 }
 
 /* Settings that shape the collective must be the same on every rank, or ranks
@@ -214,6 +214,27 @@ static ddl_status_t check_grid(const ddl_comm_t *c)
     return DDL_OK;
 }
 
+/* Every algorithm the settings can choose must be one this job can run: a
+ * multiring needs a grid (a band's dims= entries past the grid's dimensions
+ * are ignored, so one file serves several grids).  Checked
+ * once here, so that no call ever builds an empty schedule. */
+static ddl_status_t check_choices(const ddl_comm_t *c)
+{
+    const ddl_grid_t *g = &c->set.grid;
+    static const char grid_hint[] = "set DDL_TOPOLOGY, e.g. 4x8x2 (GPUs per node x nodes per rack x racks), or "
+                                    "configure Slurm's topology/tree with racks of equal size";
+    if (c->set.algo == DDL_ALGO_MULTIRING && !g->ndims)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL_ALGO=multiring needs a grid and this job has none: %s", grid_hint);
+    for (int i = 0; i < c->set.tuning.nbands; i++) {
+        const ddl_band_t *b = &c->set.tuning.bands[i];
+        if (b->algo == DDL_ALGO_MULTIRING && !g->ndims)
+            return ddl_error(DDL_ERR_INVALID_ARG, "tuning file %s, line %d: the band chooses multiring, but this job "
+                             "has no grid: %s, run ddl-tune on this layout, or remove the line", c->set.tuning_path,
+                             b->line, grid_hint);
+    }
+    return DDL_OK;
+}
+
 /* Without DDL_TOPOLOGY, Slurm's topology/tree gives each node its leaf switch
  * (SLURM_TOPOLOGY_ADDR "spine.leaf.node", pattern "switch.switch.node"): racks
  * are the leaf switches.  The grid is G x nodes per rack x racks when every rack
@@ -297,10 +318,12 @@ static ddl_status_t setup_shm(ddl_comm_t *c)
     size_t ctrl_size = ddl_node_ctrl_size(in->local_size);
     ddl_status_t st = DDL_OK;
     if (in->local_rank == 0) {
-        ddl_shm_make_name(ctrl_name, sizeof(ctrl_name), "ctrl");
-        st = ddl_shm_create(ctrl_name, ctrl_size, &n->seg);
-        if (st == DDL_OK)
+        ddl_shm_reap_stale(); /* names a crashed job of this user left behind */
+        st = ddl_shm_create("ctrl", ctrl_size, &n->seg);
+        if (st == DDL_OK) {
             ddl_node_ctrl_init(n->seg.base, in->local_size);
+            snprintf(ctrl_name, sizeof(ctrl_name), "%s", n->seg.name);
+        }
     }
     if ((st = agree(c, st)) != DDL_OK)
         return st;
@@ -309,7 +332,7 @@ static ddl_status_t setup_shm(ddl_comm_t *c)
         st = ddl_shm_attach(ctrl_name, ctrl_size, &n->seg);
 
     int G = in->gpus_per_node;
-    size_t seg_size = c->set.stage_size + c->set.heap_size;
+    size_t seg_size = c->set.stage_size + c->set.heap_size; /* checked when the settings were read */
     char mine[128] = {0}, (*names)[128] = calloc((size_t)in->local_size, 128);
     c->segs = calloc((size_t)G, sizeof(*c->segs));
     if (!names || !c->segs) {
@@ -319,8 +342,8 @@ static ddl_status_t setup_shm(ddl_comm_t *c)
     for (int g = 0; g < G; g++)
         c->segs[g].fd = -1;
     if (st == DDL_OK && in->role == DDL_ROLE_OWNER) {
-        ddl_shm_make_name(mine, sizeof(mine), "gpu");
-        st = ddl_shm_create(mine, seg_size, &c->segs[in->gpu]);
+        st = ddl_shm_create("gpu", seg_size, &c->segs[in->gpu]);
+        snprintf(mine, sizeof(mine), "%s", c->segs[in->gpu].name);
         if (st == DDL_OK)
             st = ddl_shm_reserve(&c->segs[in->gpu], 0, c->set.stage_size);
     }
@@ -476,11 +499,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(agree(c, ddl_bootstrap_check(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, check_grid(c)), st, fail);
     DDL_CHECK_GOTO(grid_from_slurm(c), st, fail);
-    if (c->set.algo == DDL_ALGO_MULTIRING && !c->set.grid.ndims) {
-        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_ALGO=multiring needs DDL_TOPOLOGY, e.g. 4x8x2 (GPUs per node x nodes "
-                       "per rack x racks), or Slurm's topology/tree with racks of equal size");
-        goto fail;
-    }
+    DDL_CHECK_GOTO(check_choices(c), st, fail);
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_gpu_comm_setup(c)), st, fail);
@@ -540,6 +559,12 @@ void ddl_comm_stats_reset(ddl_comm_t *c)
 MPI_Comm ddl_comm_owners(const ddl_comm_t *c)
 {
     return ddl_comm_is_live(c) ? c->owners : MPI_COMM_NULL;
+}
+
+ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
+{
+    return ddl_sig_finish(&c->sigx, c->set.timeout, &c->node.ctrl->abort_rank, (const char (*)[DDL_HOST_LEN])c->hosts,
+                          "ddl_allreduce");
 }
 
 ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)

@@ -11,10 +11,11 @@
 #include "node.h"
 #include "params.h"
 #include "steps.h"
+#include "ddl_limits.h"
 
-#define DDL_HOST_LEN 64
+
 #define DDL_NSCHED 4 /* the most chunks in flight between nodes (DDL_INFLIGHT) */
-#define DDL_MAX_GPUS 64
+
 
 typedef struct {
     void *ptr;
@@ -52,6 +53,8 @@ struct ddl_comm {
     size_t bounce_bytes;
 
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
+    uint32_t seq;                /* calls with count > 0 so far: the signature's call number */
+    ddl_sig_exchange_t sigx;     /* this call's signature on its way between nodes */
     bool broken;                 /* a collective failed: later calls fail at once */
     unsigned logged_algos;       /* algorithms already announced at INFO */
     unsigned long long model_logged; /* chunk sizes (log2) whose model choice was announced */
@@ -72,8 +75,11 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
 /* Start the inter-node allreduce of the n elements in c->scratch[i] along this
  * rank's lane (schedule i), and progress every schedule in flight until
  * schedule i is done.  Shared by the host and the staged device paths. */
-void ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn);
+ddl_status_t ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn);
 ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i);
+/* Wait for this call's signature exchange between nodes (a no-op when none
+ * is in flight): DDL_ERR_MISMATCH when any node called differently. */
+ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);
 /* Mark the communicator broken and tell the node's ranks to stop waiting. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);
 

@@ -43,6 +43,7 @@ const char *ddl_status_string(ddl_status_t status)
     case DDL_ERR_MISMATCH: return "arguments differ between ranks";
     case DDL_ERR_LAYOUT: return "invalid layout";
     case DDL_ERR_DEVICE: return "CUDA or NCCL failure";
+    case DDL_ERR_INTERNAL: return "internal error";
     }
     return "unknown status";
 }

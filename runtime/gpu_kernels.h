@@ -11,7 +11,8 @@
 
 #include "ddl.h"
 
-#define DDL_GPU_MAX_SRCS 64 /* DDL_MAX_GPUS */
+#include "ddl_limits.h"
+#define DDL_GPU_MAX_SRCS DDL_MAX_GPUS
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,10 +1,12 @@
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "grid.h"
 #include "parse.h"
+#include "ddl_limits.h"
 
 int ddl_grid_parse(const char *s, ddl_grid_t *g, char *err, size_t errlen)
 {
@@ -18,7 +20,7 @@ int ddl_grid_parse(const char *s, ddl_grid_t *g, char *err, size_t errlen)
     char *save;
     for (char *tok = strtok_r(buf, "x", &save); tok; tok = strtok_r(NULL, "x", &save)) {
         long v;
-        if (g->ndims == DDL_GRID_MAX_DIMS || ddl_parse_long(tok, 1, 1 << 20, &v) != 0) {
+        if (g->ndims == DDL_GRID_MAX_DIMS || ddl_parse_long(tok, 1, DDL_MAX_GRID_DIM, &v) != 0) {
             snprintf(err, errlen, "DDL_TOPOLOGY=%s is not a grid such as 4x8x2 (GPUs per node x nodes per rack x "
                      "racks, at most %d dimensions)", s, DDL_GRID_MAX_DIMS);
             return -1;
@@ -41,16 +43,18 @@ static void shape(const ddl_grid_t *g, char *buf, size_t len)
 
 int ddl_grid_check(const ddl_grid_t *g, int gpus, int nnodes, char *err, size_t errlen)
 {
+    /* Checked: eight dimensions of up to 2^20 overflow any integer. */
     long nodes = 1;
+    int overflow = 0;
     for (int d = 1; d < g->ndims; d++)
-        nodes *= g->dims[d];
-    if (g->dims[0] == gpus && nodes == nnodes)
+        overflow |= __builtin_mul_overflow(nodes, (long)g->dims[d], &nodes);
+    if (!overflow && g->dims[0] == gpus && nodes == nnodes)
         return 0;
     char s[96];
     shape(g, s, sizeof(s));
-    snprintf(err, errlen, "DDL_TOPOLOGY=%s describes %d GPUs per node on %ld nodes, but the job has %d GPUs per "
+    snprintf(err, errlen, "DDL_TOPOLOGY=%s describes %d GPUs per node on %s%ld nodes, but the job has %d GPUs per "
              "node on %d nodes (%dx%d); give a grid whose first dimension is the GPUs per node and whose other "
-             "dimensions multiply to the node count", s, g->dims[0], nodes, gpus, nnodes, gpus, nnodes);
+             "dimensions multiply to the node count", s, g->dims[0], overflow ? "more than " : "", overflow ? LONG_MAX : nodes, gpus, nnodes, gpus, nnodes);
     return -1;
 }
 

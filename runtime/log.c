@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,31 @@ static unsigned parse_subsys(const char *s)
     return invert ? (DDL_SUBSYS_ALL & ~mask) : mask;
 }
 
+int ddl_log_expand_path(const char *path, const char *host, int pid, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = path; *p; p++) {
+        char pidbuf[16];
+        const char *put = NULL;
+        if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p')) {
+            snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+            put = *++p == 'h' ? host : pidbuf;
+        }
+        size_t n = put ? strlen(put) : 1;
+        if (n >= len - o) /* and room for the NUL */
+            return -1;
+        memcpy(out + o, put ? put : p, n);
+        o += n;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static int expand_log_path(const char *path, char *out, size_t len)
+{
+    return ddl_log_expand_path(path, log_host, (int)getpid(), out, len);
+}
+
 void ddl_log_init(int rank)
 {
     log_rank = rank;
@@ -60,20 +86,12 @@ void ddl_log_init(int rank)
     const char *path = ddl_param_string("DDL_DEBUG_FILE");
     if (path[0]) {
         /* %h and %p make one file per host and process. */
-        char name[512];
-        size_t o = 0;
-        for (const char *p = path; *p && o + 32 < sizeof(name); p++) {
-            if (p[0] == '%' && p[1] == 'h') {
-                o += (size_t)snprintf(name + o, sizeof(name) - o, "%s", log_host);
-                p++;
-            } else if (p[0] == '%' && p[1] == 'p') {
-                o += (size_t)snprintf(name + o, sizeof(name) - o, "%d", (int)getpid());
-                p++;
-            } else {
-                name[o++] = *p;
-            }
+        char name[PATH_MAX];
+        if (expand_log_path(path, name, sizeof(name)) != 0) {
+            fprintf(stderr, "ddl: DDL_DEBUG_FILE=%s is longer than %zu bytes once %%h and %%p are filled in; "
+                    "logging to stderr\n", path, sizeof(name) - 1);
+            return;
         }
-        name[o] = '\0';
         FILE *f = fopen(name, "a");
         if (f) {
             setvbuf(f, NULL, _IOLBF, 0);
@@ -121,3 +139,5 @@ ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...)
 }
 
 const char *ddl_last_error(void) { return last_error; }
+
+void ddl_log_keep_error(const char *msg) { snprintf(last_error, sizeof(last_error), "%s", msg); }

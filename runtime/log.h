@@ -4,6 +4,7 @@
 #define DDL_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "ddl.h"
 
 typedef enum { DDL_LOG_NONE = 0, DDL_LOG_WARN, DDL_LOG_INFO, DDL_LOG_TRACE } ddl_log_level_t;
@@ -17,6 +18,9 @@ typedef enum {
     DDL_SUBSYS_ALL = 0xffffu,
 } ddl_subsys_t;
 
+/* DDL_DEBUG_FILE's %h (host) and %p (pid) filled in; -1 when out (len bytes)
+ * is too small. */
+int ddl_log_expand_path(const char *path, const char *host, int pid, char *out, size_t len);
 /* Reads DDL_DEBUG* once; later calls only update the rank shown in the prefix. */
 void ddl_log_init(int rank);
 bool ddl_log_enabled(ddl_log_level_t level, unsigned subsys);
@@ -25,6 +29,8 @@ void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)
 
 /* Record the thread's last error, log it at WARN, and return status. */
 ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Make msg the thread's last error again (after a later error replaced it), without logging it. */
+void ddl_log_keep_error(const char *msg);
 
 #define DDL_LOG(level, subsys, ...)                                                                \
     do {                                                                                           \

@@ -4,6 +4,7 @@
 
 #include "algo.h"
 #include "model.h"
+#include "parse.h"
 #include "steps.h"
 
 void ddl_model_defaults(ddl_model_t *m)
@@ -130,7 +131,7 @@ size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size
         slowest = stage[i] > slowest ? stage[i] : slowest;
     }
     double c = sqrt((double)bytes * a / (total - slowest));
-    size_t chunk = (size_t)c / 4096 * 4096;
+    size_t chunk = (size_t)ddl_double_to_ll(c, 0, (long long)max_chunk) / 4096 * 4096;
     if (chunk < floor_chunk)
         chunk = floor_chunk;
     return chunk > max_chunk ? max_chunk : chunk;

@@ -11,6 +11,7 @@
 #include "ddl.h"
 #include "ipc_cache.h"
 #include "shm.h"
+#include "signature.h"
 
 typedef enum {
     DDL_LOC_NONE = 0,
@@ -48,6 +49,7 @@ typedef struct {
     _Alignas(64) _Atomic uint32_t epoch; /* barriers this rank has entered */
     _Atomic uint32_t doorbell;           /* requests this owner has posted */
     int32_t pid;
+    ddl_sig_t sig;                       /* this rank's current call (signature.h) */
     ddl_request_t req;
 } ddl_slot_t;
 
@@ -60,7 +62,7 @@ typedef struct {
     _Alignas(64) ddl_slot_t slots[];
 } ddl_ctrl_t;
 
-typedef struct {
+typedef struct ddl_node {
     ddl_ctrl_t *ctrl;
     ddl_shm_t seg;
     int local_rank, local_size, node;

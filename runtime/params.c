@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,17 @@
 #include "log.h"
 #include "params.h"
 #include "parse.h"
+#include "ddl_limits.h"
 
 static const char *const helper_modes[] = {"collective", "serve", NULL};
 static const char *const debug_levels[] = {"NONE", "WARN", "INFO", "TRACE", NULL};
 
 static const ddl_param_t params[] = {
-    {"DDL_LANES", DDL_PARAM_INT, "1", NULL, 1, 1024,
+    {"DDL_LANES", DDL_PARAM_INT, "1", NULL, 1, DDL_MAX_LANES,
      "processes (lanes) per GPU; local rank t serves GPU t / lanes as lane t % lanes"},
-    {"DDL_GPUS_PER_NODE", DDL_PARAM_INT, "0", NULL, 0, 1024,
+    {"DDL_GPUS_PER_NODE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_GPUS,
      "GPUs per node; 0 derives it as ranks per node / lanes"},
-    {"DDL_NODE_SIZE", DDL_PARAM_INT, "0", NULL, 0, 1 << 20,
+    {"DDL_NODE_SIZE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_NODE_SIZE,
      "emulation switch for tests and benchmarks: split each host into virtual nodes of this many "
      "ranks (0: a node is a host)"},
     {"DDL_HELPERS", DDL_PARAM_ENUM, "collective", helper_modes, 0, 0,
@@ -210,6 +212,13 @@ ddl_status_t ddl_settings_load(ddl_settings_t *s)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is below the minimum of 4K", s->chunk_size);
     else if (s->stage_size < 65536)
         st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_STAGE_SIZE=%zu is below the minimum of 64K", s->stage_size);
+    else if (s->stage_size + s->heap_size < s->stage_size || s->stage_size + s->heap_size > (size_t)PTRDIFF_MAX / 2)
+        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_STAGE_SIZE=%s plus DDL_HEAP_SIZE=%s is more address space than a "
+                       "process has; give each at most a few TiB", ddl_param_string("DDL_STAGE_SIZE"),
+                       ddl_param_string("DDL_HEAP_SIZE"));
+    else if (s->chunk_size % 64 != 0)
+        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is not a multiple of 64 bytes (the chunk buffers' "
+                       "alignment); round it, e.g. to 64K", s->chunk_size);
 out:
     return st;
 }

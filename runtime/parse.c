@@ -66,6 +66,15 @@ int ddl_parse_seconds(const char *s, double *out)
     return 0;
 }
 
+long long ddl_double_to_ll(double v, long long lo, long long hi)
+{
+    if (!(v >= (double)lo)) /* also NaN */
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (long long)v;
+}
+
 int ddl_parse_enum(const char *s, const char *const *names, int *idx)
 {
     if (!s)

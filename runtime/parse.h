@@ -13,6 +13,9 @@ int ddl_parse_long(const char *s, long min, long max, long *out);
 int ddl_parse_size(const char *s, size_t *out);
 /* A positive number of seconds, fractions allowed: 0.5, 30, 1e3. */
 int ddl_parse_seconds(const char *s, double *out);
+/* v converted to an integer in [lo, hi]: out-of-range values (and NaN, which
+ * becomes lo) are clamped instead of being undefined behaviour. */
+long long ddl_double_to_ll(double v, long long lo, long long hi);
 /* One of names[] (NULL-terminated), case-insensitive; *idx gets its position. */
 int ddl_parse_enum(const char *s, const char *const *names, int *idx);
 /* 0/1, yes/no, on/off, true/false. */

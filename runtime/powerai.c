@@ -9,50 +9,35 @@
 #include "grid.h"
 #include "log.h"
 #include "parse.h"
+#include "powerai_options.h"
 
 /* The compat header without its rename: this file calls the native ddl_allreduce. */
 #define DDL_POWERAI_NO_RENAME
 #include <ddl/powerai.h>
 
+#include "ddl_limits.h"
+
 static ddl_comm_t *compat_comm;
 static long dump_iter, iter;
 
-/* -mode X:GRID, -dump_iter N, -dbg_level N.  The mode becomes DDL_ALGO and
- * DDL_TOPOLOGY, read when the communicator is created. */
-static ddl_status_t parse_options(const char *options)
+/* The parsed options become DDL_ALGO, DDL_TOPOLOGY, DDL_EXPLORE and
+ * DDL_DEBUG, read when the communicator is created. */
+static ddl_status_t apply_options(const char *options)
 {
-    char buf[512];
-    snprintf(buf, sizeof(buf), "%s", options);
-    char *save;
-    for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        char *val = strtok_r(NULL, " \t", &save);
-        long v;
-        if (!val)
-            return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: '%s' needs a value", tok);
-        if (strcmp(tok, "-mode") == 0) {
-            char *colon = strchr(val, ':');
-            ddl_grid_t g;
-            char err[256];
-            if (!colon || colon == val || ddl_grid_parse(colon + 1, &g, err, sizeof(err)) != 0)
-                return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -mode %s is not MODE:GRID such as r:4x16", val);
-            /* p: times ring and recursive doubling per dimension on the first calls. */
-            setenv("DDL_EXPLORE", colon[-1] == 'p' && colon - val == 1 ? "1" : "0", 1);
-            setenv("DDL_TOPOLOGY", colon + 1, 1);
-            setenv("DDL_ALGO", "multiring", 1);
-        } else if (strcmp(tok, "-dump_iter") == 0) {
-            if (ddl_parse_long(val, 0, 1L << 40, &v) != 0)
-                return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -dump_iter %s is not a count", val);
-            dump_iter = v;
-        } else if (strcmp(tok, "-dbg_level") == 0) {
-            static const char *const levels[] = {"WARN", "INFO", "TRACE"};
-            if (ddl_parse_long(val, 0, 2, &v) != 0)
-                return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -dbg_level %s is not 0, 1 or 2", val);
-            setenv("DDL_DEBUG", levels[v], 1);
-        } else {
-            return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: unknown option '%s' (known: -mode, -dump_iter, "
-                             "-dbg_level)", tok);
-        }
+    ddl_powerai_options_t o;
+    ddl_status_t st = ddl_powerai_options_parse(options, &o);
+    if (st != DDL_OK)
+        return st;
+    if (o.mode) {
+        setenv("DDL_EXPLORE", o.mode == 'p' ? "1" : "0", 1);
+        setenv("DDL_TOPOLOGY", o.grid, 1);
+        setenv("DDL_ALGO", "multiring", 1);
     }
+    if (o.dbg_level >= 0) {
+        static const char *const levels[] = {"WARN", "INFO", "TRACE"};
+        setenv("DDL_DEBUG", levels[o.dbg_level], 1);
+    }
+    dump_iter = o.dump_iter;
     return DDL_OK;
 }
 
@@ -62,7 +47,7 @@ int ddl_init(const char *options)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_init: called twice without ddl_finalize");
     if (!options)
         options = getenv("DDL_OPTIONS") ? getenv("DDL_OPTIONS") : "";
-    ddl_status_t st = parse_options(options);
+    ddl_status_t st = apply_options(options);
     ddl_config_t cfg;
     if (st == DDL_OK)
         st = ddl_init_mpi();

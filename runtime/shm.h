@@ -1,6 +1,7 @@
-/* POSIX shared-memory segments: created 0600 with a name unique per user, job,
- * creating process and sequence, mapped by the node's ranks, then unlinked at
- * once so that nothing is left in /dev/shm even after kill -9. */
+/* POSIX shared-memory segments: created 0600 under an unpredictable name that
+ * holds the user, job and creating process, mapped by the node's ranks, then
+ * unlinked at once; a name left by a rank that died before that is reaped by
+ * the next communicator on the node. */
 #ifndef DDL_SHM_H
 #define DDL_SHM_H
 
@@ -14,10 +15,16 @@ typedef struct {
     char name[128];
 } ddl_shm_t;
 
-/* A fresh name "/ddl-<uid>-<job>-<pid>-<seq>-<what>": <job> is the Slurm job and
- * step when there is one. */
+#define DDL_SHM_PREFIX "ddl-"
+
+/* A fresh name "/ddl-<uid>-<job>.<step>-<pid>-<seq>-<random>-<what>": <job> and
+ * <step> are Slurm's when there is one, <pid> the creator's. */
 void ddl_shm_make_name(char *buf, size_t len, const char *what);
-ddl_status_t ddl_shm_create(const char *name, size_t size, ddl_shm_t *seg);
+/* Create a segment under a fresh name for `what` (retrying names that exist). */
+ddl_status_t ddl_shm_create(const char *what, size_t size, ddl_shm_t *seg);
+/* Unlink this user's segments whose creator has exited (a rank that died
+ * before the names were unlinked); returns how many. */
+int ddl_shm_reap_stale(void);
 ddl_status_t ddl_shm_attach(const char *name, size_t size, ddl_shm_t *seg);
 void ddl_shm_unlink(ddl_shm_t *seg);
 void ddl_shm_detach(ddl_shm_t *seg);

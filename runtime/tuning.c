@@ -1,12 +1,18 @@
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "algo.h"
+#include "ddl_limits.h"
 #include "parse.h"
 #include "tuning.h"
 
@@ -66,14 +72,15 @@ static int parse_dims(const char *list, ddl_band_t *b)
     return b->ndims > 0 && b->algo == DDL_ALGO_MULTIRING ? 0 : -1;
 }
 
-/* key=number with number > 0 (the strict positive-number parser that reads
- * DDL_TIMEOUT's seconds). */
+/* key=number with 1e-6 <= number <= 1e9 (the strict positive-number parser
+ * that reads DDL_TIMEOUT's seconds): latencies up to 1000 s, bandwidths from
+ * 1 byte/s to 1 PB/s, so the model's arithmetic stays finite. */
 static int parse_number(const char *word, const char *key, double *out)
 {
     size_t k = strlen(key);
     if (strncmp(word, key, k) != 0 || word[k] != '=')
         return -1;
-    return ddl_parse_seconds(word + k + 1, out);
+    return ddl_parse_seconds(word + k + 1, out) != 0 || *out < 1e-6 || *out > 1e9 ? -1 : 0;
 }
 
 /* link DIM latency_us=X mbytes_per_s=Y | reduce mbytes_per_s=Z */
@@ -82,7 +89,7 @@ static int parse_model_line(char **words, int nw, ddl_model_t *m, char *err, siz
     double lat, bw;
     if (strcmp(words[0], "reduce") == 0) {
         if (nw != 2 || parse_number(words[1], "mbytes_per_s", &bw) != 0) {
-            snprintf(err, errlen, "line %d: expected 'reduce mbytes_per_s=NUMBER'", lineno);
+            snprintf(err, errlen, "line %d: expected 'reduce mbytes_per_s=NUMBER' (NUMBER from 1e-6 to 1e9)", lineno);
             return -1;
         }
         m->gamma = 1.0 / (bw * 1e6);
@@ -92,7 +99,7 @@ static int parse_model_line(char **words, int nw, ddl_model_t *m, char *err, siz
     if (nw != 4 || ddl_parse_long(words[1], 0, DDL_GRID_MAX_DIMS - 1, &dim) != 0 ||
         parse_number(words[2], "latency_us", &lat) != 0 || parse_number(words[3], "mbytes_per_s", &bw) != 0) {
         snprintf(err, errlen, "line %d: expected 'link DIM latency_us=NUMBER mbytes_per_s=NUMBER' with DIM from 0 "
-                 "to %d", lineno, DDL_GRID_MAX_DIMS - 1);
+                 "to %d and NUMBERs from 1e-6 to 1e9", lineno, DDL_GRID_MAX_DIMS - 1);
         return -1;
     }
     m->link[dim] = (ddl_link_t){lat * 1e-6, 1.0 / (bw * 1e6)};
@@ -173,6 +180,7 @@ int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen
             snprintf(err, errlen, "line %d: the band starts below the end of the previous one", lineno);
             return -1;
         }
+        b->line = lineno;
         t->nbands++;
     }
     return 0;
@@ -180,17 +188,40 @@ int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen
 
 int ddl_tuning_load(const char *path, ddl_tuning_t *t, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot open the tuning file %s", path);
+    /* Read whole, and only a regular file: a directory or a FIFO is a mistake in
+     * DDL_TUNING_FILE, and a NUL byte would silently end the text early. */
+    static char text[DDL_TUNING_FILE_MAX + 1];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        snprintf(err, errlen, "cannot open the tuning file %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
-    static char text[64 * 1024];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    int too_big = !feof(f);
-    fclose(f);
-    if (too_big) {
-        snprintf(err, errlen, "the tuning file %s is larger than 64 KiB", path);
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "the tuning file %s is not a regular file (a %s)", path,
+                 S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
+        return -1;
+    }
+    size_t n = 0;
+    ssize_t got = 1;
+    while (n < sizeof(text) && (got = read(fd, text + n, sizeof(text) - n)) > 0)
+        n += (size_t)got;
+    close(fd);
+    if (got < 0) {
+        snprintf(err, errlen, "cannot read the tuning file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (n > DDL_TUNING_FILE_MAX) {
+        snprintf(err, errlen, "the tuning file %s is larger than %d KiB", path, DDL_TUNING_FILE_MAX / 1024);
+        return -1;
+    }
+    const char *nul = memchr(text, '\0', n);
+    if (nul) {
+        snprintf(err, errlen, "the tuning file %s holds a NUL byte at offset %zu: it is not a text file", path,
+                 (size_t)(nul - text));
         return -1;
     }
     text[n] = '\0';
@@ -223,10 +254,11 @@ uint64_t ddl_tuning_digest(const ddl_tuning_t *t)
     }
     /* The model's numbers, to the nanosecond and the byte per second. */
     for (int d = 0; d < DDL_GRID_MAX_DIMS; d++) {
-        uint64_t v[2] = {(uint64_t)(t->model.link[d].alpha * 1e9), (uint64_t)(1.0 / t->model.link[d].beta)};
+        uint64_t v[2] = {(uint64_t)ddl_double_to_ll(t->model.link[d].alpha * 1e9, 0, LLONG_MAX),
+                         (uint64_t)ddl_double_to_ll(1.0 / t->model.link[d].beta, 0, LLONG_MAX)};
         h = (h ^ v[0]) * 0x100000001b3ull;
         h = (h ^ v[1]) * 0x100000001b3ull;
     }
-    h = (h ^ (uint64_t)(1.0 / t->model.gamma)) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)ddl_double_to_ll(1.0 / t->model.gamma, 0, LLONG_MAX)) * 0x100000001b3ull;
     return h;
 }

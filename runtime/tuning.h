@@ -32,6 +32,7 @@ typedef struct {
     size_t chunk;     /* 0 when not given */
     int ndims;        /* dims= entries given (multiring); 0 when not given */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* [1..ndims]: ddl_dim_algo_t */
+    int line;         /* in the file, for messages */
 } ddl_band_t;
 
 typedef struct {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cpulist.h"
+#include "ddl_limits.h"
 #include "parse.h"
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -21,7 +22,7 @@ int ddl_cpulist_parse(const char *s, int *ids, int max)
         while (isdigit((unsigned char)*s) && k < 15)
             num[k++] = *s++;
         num[k] = '\0';
-        if (ddl_parse_long(num, 0, 1 << 20, &lo) != 0)
+        if (ddl_parse_long(num, 0, DDL_MAX_CPU_ID, &lo) != 0)
             return -1;
         hi = lo;
         if (*s == '-') {
@@ -30,7 +31,7 @@ int ddl_cpulist_parse(const char *s, int *ids, int max)
             while (isdigit((unsigned char)*s) && k < 15)
                 num[k++] = *s++;
             num[k] = '\0';
-            if (ddl_parse_long(num, lo, 1 << 20, &hi) != 0)
+            if (ddl_parse_long(num, lo, DDL_MAX_CPU_ID, &hi) != 0)
                 return -1;
         }
         if (*s == ',') {

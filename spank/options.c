@@ -7,7 +7,7 @@
 #include "options.h"
 #include "parse.h"
 
-#define DDL_LANES_LIMIT 1024
+#include "ddl_limits.h"
 
 void ddl_spank_policy_defaults(ddl_spank_policy_t *p)
 {
@@ -22,7 +22,7 @@ void ddl_spank_policy_defaults(ddl_spank_policy_t *p)
 int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *lanes, char *err, size_t errlen)
 {
     long v;
-    if (ddl_parse_long(value, 1, DDL_LANES_LIMIT, &v) != 0) {
+    if (ddl_parse_long(value, 1, DDL_MAX_LANES, &v) != 0) {
         snprintf(err, errlen, "%s=%s is not a lane count: give an integer from 1 to %d", source, value ? value : "",
                  max);
         return -1;
@@ -69,10 +69,10 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
         long v;
         int idx, bad = 0;
         if (klen == 13 && strncmp(arg, "default_lanes", klen) == 0) {
-            bad = ddl_parse_long(val, 0, DDL_LANES_LIMIT, &v);
+            bad = ddl_parse_long(val, 0, DDL_MAX_LANES, &v);
             p->default_lanes = (int)v;
         } else if (klen == 9 && strncmp(arg, "max_lanes", klen) == 0) {
-            bad = ddl_parse_long(val, 1, DDL_LANES_LIMIT, &v);
+            bad = ddl_parse_long(val, 1, DDL_MAX_LANES, &v);
             p->max_lanes = (int)v;
         } else if (klen == 4 && strncmp(arg, "bind", klen) == 0) {
             bad = ddl_parse_bool(val, &p->bind);

@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "cpulist.h"
+#include "ddl_limits.h"
 #include "plan.h"
 #include "spank_ddl.h"
 
@@ -22,7 +23,7 @@ static struct {
     char error[512];    /* a plan that cannot be met: every task fails with it */
     ddl_plan_t plan;
     int nodeid, nnodes;
-    int gpu_ids[64];
+    int gpu_ids[DDL_MAX_GPUS];
     char gpu_list[256]; /* the step's GPUs, for CUDA_VISIBLE_DEVICES */
     char master_addr[256];
     int master_port;
@@ -60,7 +61,7 @@ static int step_gpus(spank_t sp)
     char buf[256];
     if (!getenv_str(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) && !getenv_str(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)))
         return 0;
-    int n = ddl_cpulist_parse(buf, remote.gpu_ids, 64);
+    int n = ddl_cpulist_parse(buf, remote.gpu_ids, DDL_MAX_GPUS);
     if (n < 0) {
         snprintf(remote.error, sizeof(remote.error), "cannot read the step's GPUs from '%s'", buf);
         return -1;

@@ -16,3 +16,33 @@ AC_DEFUN([DDL_WARNING_FLAGS], [
   DDL_CFLAGS="$DDL_CFLAGS -std=c11 -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes"
   AC_SUBST([DDL_CFLAGS])
 ])
+# DDL_KERNEL_FLAGS: what vectorises the reduction kernels, as far as the
+# compiler takes it (clang has no -fvect-cost-model).
+AC_DEFUN([DDL_KERNEL_FLAGS], [
+  DDL_KERNEL_CFLAGS=
+  DDL_ADD_CFLAG_IF_OK([-ftree-vectorize], [DDL_KERNEL_CFLAGS])
+  DDL_ADD_CFLAG_IF_OK([-fvect-cost-model=dynamic], [DDL_KERNEL_CFLAGS])
+  DDL_ADD_CFLAG_IF_OK([-funroll-loops], [DDL_KERNEL_CFLAGS])
+  AC_SUBST([DDL_KERNEL_CFLAGS])
+])
+# DDL_SANITIZERS: --enable-sanitizers builds everything with AddressSanitizer
+# and UndefinedBehaviorSanitizer (gcc or clang); any report aborts the program.
+AC_DEFUN([DDL_SANITIZERS], [
+  AC_ARG_ENABLE([sanitizers],
+    [AS_HELP_STRING([--enable-sanitizers], [build with ASan and UBSan (tests abort on the first report)])],
+    [], [enable_sanitizers=no])
+  SANITIZER_SUMMARY=no
+  AS_IF([test "x$enable_sanitizers" = xyes], [
+    ddl_san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    ddl_save_CFLAGS=$CFLAGS; ddl_save_LDFLAGS=$LDFLAGS
+    CFLAGS="$CFLAGS $ddl_san"; LDFLAGS="$LDFLAGS $ddl_san"
+    AC_MSG_CHECKING([whether $CC builds with $ddl_san])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([], [])], [AC_MSG_RESULT([yes])],
+      [AC_MSG_RESULT([no]); AC_MSG_ERROR([--enable-sanitizers: $CC cannot build with $ddl_san (install libasan/libubsan)])])
+    CFLAGS=$ddl_save_CFLAGS; LDFLAGS=$ddl_save_LDFLAGS
+    DDL_CFLAGS="$DDL_CFLAGS $ddl_san"
+    DDL_LDFLAGS="$DDL_LDFLAGS $ddl_san"
+    SANITIZER_SUMMARY="ASan + UBSan"
+  ])
+  AM_CONDITIONAL([SANITIZERS], [test "x$enable_sanitizers" = xyes])
+])

@@ -117,6 +117,9 @@ def _buffer(obj):
             raise ValueError("ddl: the array is not C-contiguous; use numpy.ascontiguousarray")
         if not obj.flags["WRITEABLE"]:
             raise ValueError("ddl: the array is read-only")
+        if not obj.dtype.isnative:
+            raise TypeError(f"ddl: the array's byte order ({obj.dtype.str}) is not this machine's; "
+                            "convert it first, e.g. arr.astype(arr.dtype.newbyteorder('='))")
         name = obj.dtype.name
         ptr, count = obj.__array_interface__["data"][0], obj.size
     else:
@@ -124,6 +127,10 @@ def _buffer(obj):
     if name not in DTYPES:
         raise TypeError(f"ddl: type {name} is not supported (supported: {', '.join(DTYPES)})")
     return ptr, count, DTYPES[name], mem
+
+
+def _itemsize(obj):
+    return obj.element_size() if hasattr(obj, "element_size") else obj.dtype.itemsize
 
 
 class Comm:
@@ -169,6 +176,10 @@ class Comm:
             optr, ocount, odtype, omem = _buffer(out)
             if (ocount, odtype, omem) != (count, dtype, mem):
                 raise ValueError("ddl: out must have the size, type and device of buf")
+            nbytes = count * _itemsize(buf)
+            if optr != ptr and optr < ptr + nbytes and ptr < optr + nbytes:
+                raise ValueError("ddl: out overlaps buf without being the same memory; pass out=None for an "
+                                 "in-place allreduce, or a separate array")
             target = out
         else:
             optr = ptr

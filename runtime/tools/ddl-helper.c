@@ -3,6 +3,8 @@
  * (in serve mode) and serves until they destroy it. */
 #include "config.h"
 
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "ddl.h"
+#include "parse.h"
 
 /* The owners never created a communicator: the application does not use DDL
  * (or is not an MPI program).  Leave instead of holding the step open. */
@@ -38,7 +41,13 @@ int main(int argc, char **argv)
     }
     /* Until the communicator exists no DDL wait is running: bound it here. */
     const char *t = getenv("DDL_TIMEOUT");
-    unsigned timeout = t && atoi(t) > 0 ? (unsigned)atoi(t) : 300;
+    double seconds = 300;
+    if (t && *t && ddl_parse_seconds(t, &seconds) != 0) {
+        fprintf(stderr, "ddl-helper: DDL_TIMEOUT=%s is not a positive number of seconds; unset it for the default "
+                "(300) or give a valid value\n", t);
+        return 2;
+    }
+    unsigned timeout = (unsigned)ddl_double_to_ll(ceil(seconds), 1, UINT_MAX);
     signal(SIGALRM, no_owners);
     alarm(timeout);
     MPI_Init(&argc, &argv);

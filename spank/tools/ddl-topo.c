@@ -8,12 +8,11 @@
 #include <string.h>
 
 #include "cpulist.h"
+#include "ddl_limits.h"
 #include "options.h"
 #include "parse.h"
 #include "plan.h"
 #include "topo.h"
-
-#define MAX_IDS 4096
 
 static void usage(FILE *f)
 {
@@ -31,15 +30,24 @@ static void usage(FILE *f)
 static void print_text(const ddl_topo_t *t, const ddl_plan_t *p, const int *gpus, int ngpus)
 {
     printf("node: %d cores, %d GPUs\n", t->ncores, t->ngpus);
+    /* Sized by the node: a node may have any number of cores. */
+    int *ids = malloc(sizeof(int) * (size_t)(t->ncores > 0 ? t->ncores : 1));
+    size_t list_len = 16 * (size_t)(t->ncores > 0 ? t->ncores : 1);
+    char *list = malloc(list_len);
+    if (!ids || !list) {
+        fprintf(stderr, "ddl-topo: out of memory for %d cores\n", t->ncores);
+        exit(1);
+    }
     for (int g = 0; g < t->ngpus; g++) {
-        int ids[MAX_IDS], n = 0;
-        char list[1024];
+        int n = 0;
         for (int c = 0; c < t->ncores; c++)
             if (t->gpus[g].local[c])
                 ids[n++] = c;
         printf("  GPU %d  %s  [%04x:%04x]  NUMA %d  local cores %s\n", g, t->gpus[g].busid, t->gpus[g].vendor,
-               t->gpus[g].device, t->gpus[g].numa, n ? ddl_cpulist_format(ids, n, list, sizeof(list)) : "-");
+               t->gpus[g].device, t->gpus[g].numa, n ? ddl_cpulist_format(ids, n, list, list_len) : "-");
     }
+    free(ids);
+    free(list);
     printf("plan: %d GPUs x %d lanes = %d tasks\n", p->ngpus, p->lanes, p->ntasks);
     printf("  %4s %4s %6s %4s %6s %5s %5s  %s\n", "task", "gpu", "gpu_id", "lane", "role", "core", "pu", "nearness");
     for (int i = 0; i < p->ntasks; i++) {
@@ -92,13 +100,13 @@ int main(int argc, char **argv)
         case 'g': gpu_list = optarg; break;
         case 'c': core_list = optarg; break;
         case 'l':
-            if (ddl_spank_parse_lanes(optarg, "--lanes", 1024, &lanes, err, sizeof(err)) != 0) {
+            if (ddl_spank_parse_lanes(optarg, "--lanes", DDL_MAX_LANES, &lanes, err, sizeof(err)) != 0) {
                 fprintf(stderr, "ddl-topo: %s\n", err);
                 return 2;
             }
             break;
         case 't':
-            if (ddl_parse_long(optarg, 0, MAX_IDS, &v) != 0) {
+            if (ddl_parse_long(optarg, 0, DDL_MAX_CPU_ID, &v) != 0) {
                 fprintf(stderr, "ddl-topo: --tasks=%s is not a task count\n", optarg);
                 return 2;
             }
@@ -119,24 +127,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddl-topo: %s\n", err);
         return 1;
     }
-    static int gpus[64], cores[MAX_IDS];
+    static int gpus[DDL_MAX_GPUS];
     int ngpus = 0, ncores = 0;
+    int *cores = malloc(sizeof(int) * (DDL_MAX_CPU_ID + 1)); /* any list the parser accepts fits */
+    if (!cores) {
+        fprintf(stderr, "ddl-topo: out of memory\n");
+        return 1;
+    }
     if (gpu_list) {
-        if ((ngpus = ddl_cpulist_parse(gpu_list, gpus, 64)) < 0) {
+        if ((ngpus = ddl_cpulist_parse(gpu_list, gpus, DDL_MAX_GPUS)) < 0) {
             fprintf(stderr, "ddl-topo: --gpus=%s is not a list of GPU ids such as 0-3\n", gpu_list);
+            free(cores);
             return 2;
         }
     } else {
-        for (ngpus = 0; ngpus < topo.ngpus && ngpus < 64; ngpus++)
+        for (ngpus = 0; ngpus < topo.ngpus && ngpus < DDL_MAX_GPUS; ngpus++)
             gpus[ngpus] = ngpus;
     }
     if (core_list) {
-        if ((ncores = ddl_cpulist_parse(core_list, cores, MAX_IDS)) < 0) {
+        if ((ncores = ddl_cpulist_parse(core_list, cores, DDL_MAX_CPU_ID + 1)) < 0) {
             fprintf(stderr, "ddl-topo: --cores=%s is not a list of core ids such as 0-7,16\n", core_list);
+            free(cores);
             return 2;
         }
     } else {
-        for (ncores = 0; ncores < topo.ncores && ncores < MAX_IDS; ncores++)
+        for (ncores = 0; ncores < topo.ncores && ncores <= DDL_MAX_CPU_ID; ncores++)
             cores[ncores] = ncores;
     }
     if (tasks < 0)
@@ -146,6 +161,7 @@ int main(int argc, char **argv)
     if (ddl_plan_make(&topo, gpus, ngpus, cores, ncores, lanes, tasks, &plan, why, sizeof(why)) != DDL_OK) {
         fprintf(stderr, "ddl-topo: no plan: %s\n", why);
         ddl_topo_free(&topo);
+        free(cores);
         return 1;
     }
     if (json)
@@ -154,5 +170,6 @@ int main(int argc, char **argv)
         print_text(&topo, &plan, gpus, ngpus);
     ddl_plan_free(&plan);
     ddl_topo_free(&topo);
+    free(cores);
     return 0;
 }

@@ -1,0 +1,19 @@
+/* PowerAI DDL's option string ("-mode r:4x16 -dump_iter 100 -dbg_level 1"),
+ * parsed without side effects so that it can be tested and fuzzed alone. */
+#ifndef DDL_POWERAI_OPTIONS_H
+#define DDL_POWERAI_OPTIONS_H
+
+#include "ddl.h"
+#include "grid.h"
+
+typedef struct {
+    char mode;       /* 'r' (rings per dimension), 'p' (explore per dimension), 0 when not given */
+    char grid[128];  /* the grid after "MODE:", as DDL_TOPOLOGY reads it */
+    long dump_iter;  /* 0 when not given */
+    int dbg_level;   /* 0-2, -1 when not given */
+} ddl_powerai_options_t;
+
+/* DDL_ERR_INVALID_ARG with a message naming the bad option; never truncates. */
+ddl_status_t ddl_powerai_options_parse(const char *options, ddl_powerai_options_t *o);
+
+#endif

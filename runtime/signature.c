@@ -1,0 +1,165 @@
+#include "config.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "log.h"
+#include "node.h"
+#include "signature.h"
+
+static void to_vector(const ddl_sig_t *s, int64_t *v)
+{
+    int64_t f[DDL_SIG_FIELDS] = {s->count, s->dtype, s->op, s->algo, s->lane_algo, (int64_t)s->chunk, s->seq, s->bad};
+    memcpy(v, f, sizeof(f));
+}
+
+static ddl_sig_t from_vector(const int64_t *v)
+{
+    return (ddl_sig_t){.count = v[0], .dtype = (int32_t)v[1], .op = (int32_t)v[2], .algo = (int32_t)v[3],
+                       .lane_algo = (int32_t)v[4], .chunk = (uint64_t)v[5], .seq = (uint32_t)v[6],
+                       .bad = (int32_t)v[7]};
+}
+
+int ddl_sig_equal(const ddl_sig_t *a, const ddl_sig_t *b)
+{
+    int64_t va[DDL_SIG_FIELDS], vb[DDL_SIG_FIELDS];
+    to_vector(a, va);
+    to_vector(b, vb);
+    return memcmp(va, vb, sizeof(va)) == 0;
+}
+
+static const char *name_or(const char *name, char *buf, size_t len, long long v)
+{
+    if (name)
+        return name;
+    snprintf(buf, len, "%lld", v);
+    return buf;
+}
+
+void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
+{
+    char t[24], o[24], a[24];
+    const char *dt = (unsigned)s->dtype < DDL_DTYPE_COUNT ? ddl_dtype_name((ddl_dtype_t)s->dtype) : NULL;
+    const char *op = (unsigned)s->op < DDL_REDOP_COUNT ? ddl_redop_name((ddl_redop_t)s->op) : NULL;
+    const char *al = (unsigned)s->algo < DDL_ALGO_COUNT ? ddl_algo_names[s->algo] : NULL;
+    snprintf(buf, len, "count %lld, %s, %s, %s", (long long)s->count, name_or(dt, t, sizeof(t), s->dtype),
+             name_or(op, o, sizeof(o), s->op), name_or(al, a, sizeof(a), s->algo));
+    size_t n = strlen(buf);
+    if (s->algo != DDL_ALGO_MPI && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " (%s, chunk %llu)",
+                              (unsigned)s->lane_algo < DDL_INTER_COUNT ? ddl_inter_algo_names[s->lane_algo] : "?",
+                              (unsigned long long)s->chunk);
+    if (n < len)
+        snprintf(buf + n, len - n, ", call %u", (unsigned)s->seq);
+}
+
+ddl_status_t ddl_sig_check_node(const ddl_node_t *n, ddl_sig_t *node_sig)
+{
+    const ddl_sig_t *first = &n->ctrl->slots[0].sig;
+    *node_sig = *first;
+    for (int r = 1; r < n->local_size; r++) {
+        const ddl_sig_t *other = &n->ctrl->slots[r].sig;
+        if (ddl_sig_equal(first, other))
+            continue;
+        node_sig->bad = 1;
+        char da[160], db[160];
+        ddl_sig_describe(first, da, sizeof(da));
+        ddl_sig_describe(other, db, sizeof(db));
+        return ddl_error(DDL_ERR_MISMATCH, "ranks called ddl_allreduce differently on %s (node %d): rank %d (local "
+                         "rank 0) with %s; rank %d (local rank %d) with %s; every rank must pass the same count, type "
+                         "and op, in the same order", n->host, n->node, n->world_of_local[0], da,
+                         n->world_of_local[r], r, db);
+    }
+    return DDL_OK;
+}
+
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s)
+{
+    x->world_rank = world_rank;
+    /* One MPI_MAX over (v, -v) gives every field's maximum and minimum. */
+    int64_t both[2 * DDL_SIG_FIELDS];
+    to_vector(s, x->mine);
+    for (int i = 0; i < DDL_SIG_FIELDS; i++) {
+        both[i] = x->mine[i];
+        both[DDL_SIG_FIELDS + i] = -x->mine[i];
+    }
+    memcpy(x->ext, both, sizeof(both));
+    x->comm = comm;
+    x->active = 0;
+    if (MPI_Iallreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm, &x->req) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of the call's signature failed");
+    x->active = 1;
+    return DDL_OK;
+}
+
+/* Which two ranks differ, and how: every rank of comm knows there is a
+ * difference, so all of them gather the signatures with their world ranks. */
+static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where)
+{
+    enum { W = DDL_SIG_FIELDS + 1 };
+    int size;
+    MPI_Comm_size(x->comm, &size);
+    int64_t mine[W], *all = malloc(sizeof(mine) * (size_t)size);
+    if (!all)
+        return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called ddl_allreduce with different arguments (out of memory "
+                         "naming them)", where);
+    memcpy(mine, x->mine, sizeof(x->mine));
+    mine[DDL_SIG_FIELDS] = x->world_rank;
+    MPI_Allgather(mine, W, MPI_INT64_T, all, W, MPI_INT64_T, x->comm);
+    int a = 0, b = -1;
+    for (int r = 0; r < size && b < 0; r++)
+        if (all[r * W + 7]) /* a node that disagrees inside: its ranks name the local ones */
+            a = b = r;
+    for (int r = 1; r < size && b < 0; r++)
+        if (memcmp(&all[r * W], all, sizeof(x->mine)) != 0)
+            b = r;
+    if (b < 0)
+        b = 0;
+    ddl_sig_t sa = from_vector(&all[a * W]), sb = from_vector(&all[b * W]);
+    int wa = (int)all[a * W + DDL_SIG_FIELDS], wb = (int)all[b * W + DDL_SIG_FIELDS];
+    free(all);
+    char da[160], db[160];
+    ddl_sig_describe(&sa, da, sizeof(da));
+    ddl_sig_describe(&sb, db, sizeof(db));
+    if (a == b)
+        return ddl_error(DDL_ERR_MISMATCH, "%s: the ranks of the node of rank %d (%s) called ddl_allreduce with "
+                         "different arguments (that node's ranks name them); every rank must pass the same count, "
+                         "type and op, in the same order", where, wa, hosts[wa]);
+    return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called ddl_allreduce differently: rank %d on %s with %s; rank %d on "
+                     "%s with %s; every rank must pass the same count, type and op, in the same order", where, wa,
+                     hosts[wa], da, wb, hosts[wb], db);
+}
+
+ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
+                            const char (*hosts)[DDL_HOST_LEN], const char *where)
+{
+    if (!x->active)
+        return DDL_OK;
+    x->active = 0;
+    double deadline = ddl_now() + timeout;
+    for (unsigned spins = 0;; spins++) {
+        int done = 0;
+        if (MPI_Test(&x->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return ddl_error(DDL_ERR_MPI, "%s: MPI_Iallreduce of the call's signature failed", where);
+        if (done)
+            break;
+        if ((spins & 1023) == 1023) {
+            /* A request that never completes cannot be freed; it is left to MPI. */
+            if (ddl_now() > deadline)
+                return ddl_error(DDL_ERR_TIMED_OUT, "%s: the other nodes did not start this call within %.1f s "
+                                 "(DDL_TIMEOUT): a rank there may have stopped calling, or called with a count "
+                                 "that takes another path", where, timeout);
+            if (abort && atomic_load(abort))
+                return ddl_error(DDL_ERR_PEER_FAILED, "%s: abandoned: a rank of this node failed", where);
+            sched_yield();
+        }
+    }
+    for (int i = 0; i < DDL_SIG_FIELDS; i++)
+        if (x->ext[i] != -x->ext[DDL_SIG_FIELDS + i] || (i == 7 && x->ext[i] != 0))
+            return name_mismatch(x, hosts, where);
+    return DDL_OK;
+}

@@ -1,0 +1,59 @@
+/* The always-on agreement check.  Every call carries a signature (count, type,
+ * op, algorithm, plan, call number).  Inside a node the ranks compare the
+ * signatures in their control-block slots after the call's first barrier;
+ * between nodes one small nonblocking allreduce over each lane carries the
+ * node's signature while the first chunk is reduced.  A difference anywhere
+ * makes every rank return DDL_ERR_MISMATCH, naming the ranks and values,
+ * before any rank writes to a caller's buffer. */
+#ifndef DDL_SIGNATURE_H
+#define DDL_SIGNATURE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "ddl.h"
+#include "ddl_limits.h"
+
+typedef struct {
+    int64_t count;
+    int32_t dtype, op;
+    int32_t algo;      /* ddl_algo_id_t */
+    int32_t lane_algo; /* the call's plan: ddl_inter_algo_id_t */
+    uint64_t chunk;    /* the call's plan: bytes per chunk */
+    uint32_t seq;      /* the communicator's call number */
+    int32_t bad;       /* the ranks of this signature's node disagree */
+} ddl_sig_t;
+
+#define DDL_SIG_FIELDS 8
+
+/* "count 8, f32, sum, lane (chunk 65536), call 5" */
+void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);
+int ddl_sig_equal(const ddl_sig_t *a, const ddl_sig_t *b);
+
+struct ddl_node;
+/* After the call's first node barrier: compare the signatures in every local
+ * rank's slot.  *node_sig gets local rank 0's, marked bad on a difference;
+ * DDL_ERR_MISMATCH names two local ranks that differ and their values.  Every
+ * rank of the node reaches the same verdict. */
+ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
+
+/* One exchange of signatures over an MPI communicator, in flight. */
+typedef struct {
+    MPI_Request req;
+    int64_t mine[DDL_SIG_FIELDS], ext[2 * DDL_SIG_FIELDS];
+    MPI_Comm comm;
+    int world_rank; /* for messages */
+    int active;
+} ddl_sig_exchange_t;
+
+/* Start comparing s with every rank of comm (all must start one); world_rank
+ * names this rank in messages. */
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s);
+/* Wait for it, at most `timeout` seconds, giving up when *abort becomes
+ * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
+ * rank's signature differs or is marked bad; the message names two ranks that
+ * differ (hosts[] by world rank) and their values. */
+ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
+                            const char (*hosts)[DDL_HOST_LEN], const char *where);
+
+#endif
