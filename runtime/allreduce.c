@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "algo.h"
@@ -26,7 +27,7 @@ static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count
     if (count < 0)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %lld is negative", (long long)count);
     size_t bytes;
-    if (__builtin_mul_overflow((size_t)count, ddl_dtype_size(dtype), &bytes) || bytes > (size_t)PTRDIFF_MAX)
+    if (__builtin_mul_overflow((size_t)count, ddl_dtype_size(dtype), &bytes) || bytes > DDL_MAX_BUFFER_BYTES)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %lld of %s is more bytes than a buffer can hold",
                          (long long)count, ddl_dtype_name(dtype));
     if (c->info.role == DDL_ROLE_OWNER && count > 0 && (!recvbuf || !sendbuf))
@@ -89,6 +90,25 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
                  algo == DDL_ALGO_MULTIRING ? " (DDL_TOPOLOGY is set)" : "");
 }
 
+/* A buffer from ddl_malloc must hold the whole count: past its end lies the
+ * next allocation. */
+static ddl_status_t check_heap_room(const ddl_comm_t *c, const void *sendbuf, const void *recvbuf, size_t bytes)
+{
+    const ddl_shm_t *seg = &c->segs[c->info.gpu];
+    const void *bufs[2] = {sendbuf, recvbuf};
+    for (int i = 0; i < 2; i++) {
+        uintptr_t p = (uintptr_t)bufs[i], base = (uintptr_t)seg->base;
+        if (p < base + c->set.stage_size || p - base >= seg->size)
+            continue; /* not from ddl_malloc */
+        size_t room = ddl_heap_room(&c->heap, (size_t)(p - base));
+        if (bytes > room)
+            return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: %s holds %zu bytes from that address "
+                             "(its ddl_malloc allocation) but the call needs %zu; pass the count of the buffer",
+                             c->info.rank, i ? "recvbuf" : "sendbuf", room, bytes);
+    }
+    return DDL_OK;
+}
+
 /* Owners: where the buffers are.  HOST or DEVICE, or AUTO when one is host
  * memory and the other device memory (the call fails on every rank). */
 static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_memory_t stated)
@@ -104,13 +124,22 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
  * (which it may reduce without a word). */
 static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *c)
 {
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq, 0};
+    /* An owner that cannot use its buffers still takes part, so that the
+     * others fail the call with it instead of waiting for it. */
+    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq,
+                     c->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
+    char mine[512];
+    snprintf(mine, sizeof(mine), "%s", ddl_last_error());
     ddl_sig_exchange_t x;
     ddl_status_t st = ddl_sig_start(&x, c->owners, c->info.rank, &sig);
     if (st == DDL_OK)
         st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank, (const char (*)[DDL_HOST_LEN])c->hosts,
                             "ddl_allreduce");
-    return st == DDL_OK || st == DDL_ERR_MISMATCH ? st : ddl_comm_fail(c, st);
+    if (c->own_error != DDL_OK) {
+        ddl_log_keep_error(mine); /* its own reason, not the echo of it */
+        return c->own_error;
+    }
+    return st == DDL_OK || st == DDL_ERR_MISMATCH || st == DDL_ERR_INVALID_ARG ? st : ddl_comm_fail(c, st);
 }
 
 /* The system MPI on the owners.  In collective mode each owner then rings its
@@ -125,16 +154,24 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
     int helpers = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
     if (c->info.role == DDL_ROLE_OWNER) {
         ddl_status_t st = c->own_error;
-        if (st == DDL_OK && c->info.owner_size > 1)
+        if (c->info.owner_size > 1)
             st = check_owner_signatures(count, dtype, op, c);
         if (st == DDL_OK)
             st = ddl_allreduce_mpi(sendbuf, recvbuf, count, dtype, op, c);
         if (helpers)
-            ddl_node_ring(&c->node);
+            ddl_node_ring_outcome(&c->node, st);
         return st;
     }
-    ddl_status_t st = ddl_node_wait_count(&c->node, c->info.gpu * c->info.lanes, ++c->doorbell_seen);
-    return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
+    int owner = c->info.gpu * c->info.lanes;
+    ddl_status_t st = ddl_node_wait_count(&c->node, owner, ++c->doorbell_seen);
+    if (st != DDL_OK)
+        return ddl_comm_fail(c, st);
+    /* The owner's outcome (a mismatch, unusable buffers) is its helpers' too. */
+    if ((st = ddl_node_outcome(&c->node, owner, c->doorbell_seen)) != DDL_OK)
+        return ddl_error(st, "ddl_allreduce: %s on this helper's owner, rank %d, whose message says more",
+                         st == DDL_ERR_MISMATCH ? "the owners called it differently" : "the call failed",
+                         c->world_of_local[owner]);
+    return DDL_OK;
 }
 
 ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
@@ -172,6 +209,8 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
         /* Other processes read the buffers: the work that fills them must be done. */
         else if (c->mem_now == DDL_MEM_DEVICE)
             c->own_error = ddl_gpu_wait_queued(stream, c->set.timeout);
+        else
+            c->own_error = check_heap_room(c, sendbuf, recvbuf, (size_t)count * ddl_dtype_size(dtype));
     }
     size_t bytes = (size_t)count * ddl_dtype_size(dtype);
     ddl_algo_id_t algo = choose(c, bytes);

@@ -2,6 +2,7 @@
  * the node's shared memory. */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +22,23 @@
 
 bool ddl_comm_is_live(const ddl_comm_t *c) { return c && c->magic == DDL_COMM_LIVE; }
 
+/* Destroyed communicators, kept reachable: the memory stays valid for a late
+ * call to be refused, and it is not a leak. */
+static _Atomic(ddl_comm_t *) graveyard;
+
+static void bury(ddl_comm_t *c)
+{
+    ddl_comm_t *head = atomic_load(&graveyard);
+    do
+        c->next_dead = head;
+    while (!atomic_compare_exchange_weak(&graveyard, &head, c));
+}
+
 ddl_status_t ddl_config_init(ddl_config_t *cfg)
 {
-    long lanes, gpus, node_size;
-    int mode;
-    ddl_status_t st;
     if (!cfg)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_config_init: cfg is NULL");
-    DDL_CHECK_GOTO(ddl_param_long("DDL_LANES", &lanes), st, out);
-    DDL_CHECK_GOTO(ddl_param_long("DDL_GPUS_PER_NODE", &gpus), st, out);
-    DDL_CHECK_GOTO(ddl_param_long("DDL_NODE_SIZE", &node_size), st, out);
-    DDL_CHECK_GOTO(ddl_param_enum("DDL_HELPERS", &mode), st, out);
-    cfg->lanes = (int)lanes;
-    cfg->gpus_per_node = (int)gpus;
-    cfg->node_size = (int)node_size;
-    cfg->helper_mode = (ddl_helper_mode_t)mode;
-out:
-    return st;
+    return ddl_config_load(cfg);
 }
 
 static ddl_status_t mpi_ok(int rc, const char *what)
@@ -62,32 +63,20 @@ static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
     return (ddl_status_t)worst;
 }
 
-static int64_t grid_digest(const ddl_grid_t *g)
-{
-    uint64_t h = (uint64_t)g->ndims; /* unsigned: the hash wraps by design */
-    for (int d = 0; d < g->ndims; d++)
-        h = h * 1000003u + (uint64_t)g->dims[d];
-    return (int64_t)(h >> 1);
-}
-
 /* Settings that shape the collective must be the same on every rank, or ranks
- * would cut messages differently and wait for each other until DDL_TIMEOUT. */
-static ddl_status_t agree_settings(ddl_comm_t *c)
+ * would cut messages differently and wait for each other until DDL_TIMEOUT:
+ * the variables the table marks, compared by one MPI_MAX over (v, -v). */
+static ddl_status_t agree_settings(ddl_comm_t *c, const ddl_config_t *cfg)
 {
-    static const char *const names[] = {"DDL_ALGO", "DDL_LANE_ALGO", "DDL_MPI_THRESHOLD", "DDL_EXPLORE",
-                                        "DDL_CHUNK_SIZE", "DDL_STAGE_SIZE", "DDL_CHECK", "DDL_HELPERS",
-                                        "DDL_TUNING_FILE", "DDL_TOPOLOGY", "DDL_GPU_TRANSPORT", "DDL_INFLIGHT"};
-    enum { N = sizeof(names) / sizeof(names[0]) };
-    const ddl_settings_t *s = &c->set;
-    int64_t mine[2 * N] = {s->algo, s->lane_algo, (int64_t)s->mpi_threshold, s->explore,
-                           (int64_t)s->chunk_size, (int64_t)s->stage_size, s->check, c->helper_mode,
-                           (int64_t)(ddl_tuning_digest(&s->tuning) >> 1), grid_digest(&s->grid), s->gpu_transport, s->inflight};
-    int64_t ext[2 * N];
-    for (int i = 0; i < N; i++)
-        mine[N + i] = -mine[i];
-    MPI_Allreduce(mine, ext, 2 * N, MPI_INT64_T, MPI_MAX, c->world);
-    for (int i = 0; i < N; i++)
-        if (ext[i] != -ext[N + i])
+    enum { MAX = 32 };
+    const char *names[MAX];
+    int64_t mine[2 * MAX], ext[2 * MAX];
+    int n = ddl_params_agreement(&c->set, cfg, mine, names, MAX);
+    for (int i = 0; i < n; i++)
+        mine[n + i] = -mine[i];
+    MPI_Allreduce(mine, ext, 2 * n, MPI_INT64_T, MPI_MAX, c->world);
+    for (int i = 0; i < n; i++)
+        if (ext[i] != -ext[n + i])
             return ddl_error(DDL_ERR_INVALID_ARG, "%s differs between ranks (this rank: %s): give every rank the "
                              "same DDL_* environment (helpers too)", names[i], ddl_param_string(names[i]));
     return DDL_OK;
@@ -161,11 +150,9 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
     ddl_comm_info_t *in = &c->info;
     MPI_Comm_rank(c->node_comm, &in->local_rank);
     MPI_Comm_size(c->node_comm, &in->local_size);
-    char why[256];
-    ddl_status_t st = ddl_lanemap_layout(in->local_size, cfg->lanes, cfg->gpus_per_node, &in->gpus_per_node, why,
-                                         sizeof(why));
+    ddl_status_t st = ddl_lanemap_layout(in->local_size, cfg->lanes, cfg->gpus_per_node, &in->gpus_per_node);
     if (st != DDL_OK)
-        st = ddl_error(st, "%s", why);
+        st = ddl_error(st, "%s", ddl_last_error());
     else if (in->gpus_per_node > DDL_MAX_GPUS)
         st = ddl_error(DDL_ERR_LAYOUT, "%d GPUs per node: at most %d are supported", in->gpus_per_node, DDL_MAX_GPUS);
     if ((st = agree(c, st)) != DDL_OK)
@@ -208,9 +195,8 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
 
 static ddl_status_t check_grid(const ddl_comm_t *c)
 {
-    char err[400];
-    if (c->set.grid.ndims && ddl_grid_check(&c->set.grid, c->info.gpus_per_node, c->info.nnodes, err, sizeof(err)) != 0)
-        return ddl_error(DDL_ERR_LAYOUT, "%s", err);
+    if (c->set.grid.ndims && ddl_grid_check(&c->set.grid, c->info.gpus_per_node, c->info.nnodes) != DDL_OK)
+        return ddl_error(DDL_ERR_LAYOUT, "%s", ddl_last_error());
     return DDL_OK;
 }
 
@@ -492,7 +478,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
                        cfg->lanes, cfg->gpus_per_node, cfg->node_size, (int)cfg->helper_mode);
     c->helper_mode = cfg->helper_mode;
     DDL_CHECK_GOTO(agree(c, st), st, fail);
-    DDL_CHECK_GOTO(agree_settings(c), st, fail);
+    DDL_CHECK_GOTO(agree_settings(c, cfg), st, fail);
     DDL_CHECK_GOTO(make_node_comm(c, cfg->node_size), st, fail);
     DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
     DDL_CHECK_GOTO(gather_names(c), st, fail);
@@ -526,6 +512,7 @@ ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
         ddl_node_ring(&c->node);
     }
     release(c);
+    bury(c);
     return DDL_OK;
 }
 

@@ -24,6 +24,7 @@ typedef struct {
 
 struct ddl_comm {
     uint32_t magic; /* live or dead: see ddl_comm_is_live */
+    struct ddl_comm *next_dead;  /* destroyed: the list that keeps it (comm.c) */
     MPI_Comm world, node_comm, lane_comm, owners;
     ddl_comm_info_t info;
     ddl_helper_mode_t helper_mode;

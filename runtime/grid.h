@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "ddl.h"
+
 #define DDL_GRID_MAX_DIMS 8
 
 typedef struct {
@@ -12,10 +14,11 @@ typedef struct {
     int dims[DDL_GRID_MAX_DIMS]; /* dims[0]: GPUs per node; dims[1..]: nodes, racks, ... */
 } ddl_grid_t;
 
-/* "4x8x2" -> dims.  Returns 0, or -1 with the reason in err. */
-int ddl_grid_parse(const char *s, ddl_grid_t *g, char *err, size_t errlen);
-/* Does the grid match G GPUs per node on nnodes nodes?  Else err prints both shapes. */
-int ddl_grid_check(const ddl_grid_t *g, int gpus, int nnodes, char *err, size_t errlen);
+/* "4x8x2" -> dims; DDL_ERR_INVALID_ARG with the reason as the last error (ddl_fail). */
+ddl_status_t ddl_grid_parse(const char *s, ddl_grid_t *g);
+/* Does the grid match G GPUs per node on nnodes nodes?  Else DDL_ERR_LAYOUT, the
+ * last error showing both shapes. */
+ddl_status_t ddl_grid_check(const ddl_grid_t *g, int gpus, int nnodes);
 /* Coordinate of node `node` along dimension d >= 1 (nodes of a rack are consecutive). */
 int ddl_grid_coord(const ddl_grid_t *g, int node, int d);
 /* The node with `node`'s coordinates but `value` along dimension d. */

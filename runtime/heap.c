@@ -103,3 +103,19 @@ ddl_status_t ddl_heap_free(ddl_heap_t *h, size_t off, size_t *len)
         return DDL_ERR_NO_MEMORY; /* the range is lost to the heap, not to the process */
     return DDL_OK;
 }
+
+size_t ddl_heap_room(const ddl_heap_t *h, size_t off)
+{
+    size_t lo = 0, hi = h->nused; /* the last allocation starting at or below off */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->used[mid].off <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    const ddl_range_t *r = &h->used[lo - 1];
+    return off - r->off < r->len ? r->len - (off - r->off) : 0;
+}

@@ -21,9 +21,8 @@ static inline ddl_place_t ddl_lanemap_place(int local_rank, int lanes)
 }
 
 /* Resolve the GPUs per node from a node's rank count, the lanes and the configured
- * GPUs (0: derive).  On a layout that does not fit, returns DDL_ERR_LAYOUT and
- * writes into why what is wrong and what to change. */
-ddl_status_t ddl_lanemap_layout(int local_size, int lanes, int gpus_cfg, int *gpus, char *why,
-                                size_t whylen);
+ * GPUs (0: derive).  On a layout that does not fit, DDL_ERR_LAYOUT, the last
+ * error (ddl_fail) saying what is wrong and what to change. */
+ddl_status_t ddl_lanemap_layout(int local_size, int lanes, int gpus_cfg, int *gpus);
 
 #endif

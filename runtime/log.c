@@ -127,14 +127,31 @@ void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Formatted aside first: an argument may be ddl_last_error() itself. */
+static void record(const char *fmt, va_list ap)
+{
+    char msg[sizeof(last_error)];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    memcpy(last_error, msg, sizeof(msg));
+}
+
 ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    record(fmt, ap);
     va_end(ap);
     if (ddl_log_enabled(DDL_LOG_WARN, DDL_SUBSYS_ALL))
         ddl_log(DDL_LOG_WARN, DDL_SUBSYS_ALL, "%s: %s", ddl_status_string(status), last_error);
+    return status;
+}
+
+ddl_status_t ddl_fail(ddl_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(fmt, ap);
+    va_end(ap);
     return status;
 }
 

@@ -145,6 +145,24 @@ void ddl_node_ring(ddl_node_t *n)
     wake_all(n->ctrl);
 }
 
+void ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st)
+{
+    ddl_slot_t *me = &n->ctrl->slots[n->local_rank];
+    uint32_t bell = atomic_load_explicit(&me->doorbell, memory_order_relaxed) + 1;
+    size_t i = bell % (sizeof(me->outcome) / sizeof(me->outcome[0]));
+    me->outcome[i].status = (int32_t)st;
+    atomic_store_explicit(&me->outcome[i].bell, bell, memory_order_release);
+    ddl_node_ring(n);
+}
+
+ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell)
+{
+    const ddl_slot_t *o = &n->ctrl->slots[owner];
+    size_t i = bell % (sizeof(o->outcome) / sizeof(o->outcome[0]));
+    int32_t st = o->outcome[i].status;
+    return atomic_load_explicit(&o->outcome[i].bell, memory_order_acquire) == bell ? (ddl_status_t)st : DDL_OK;
+}
+
 struct doorbell_arg {
     int owner;
     uint32_t seen;

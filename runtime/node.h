@@ -50,6 +50,13 @@ typedef struct {
     _Atomic uint32_t doorbell;           /* requests this owner has posted */
     int32_t pid;
     ddl_sig_t sig;                       /* this rank's current call (signature.h) */
+    /* Owners, collective mode: how their last MPI-path calls ended, by doorbell
+     * value, for helpers that sleep through them (a helper far behind finds
+     * its entry reused and takes the call as done). */
+    struct {
+        _Atomic uint32_t bell;
+        int32_t status;
+    } outcome[16];
     ddl_request_t req;
 } ddl_slot_t;
 
@@ -82,6 +89,10 @@ double ddl_now(void);
 ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);
 /* An owner publishes a request to its helpers. */
 void ddl_node_ring(ddl_node_t *n);
+/* An owner ends an MPI-path call: records how it ended, then rings. */
+void ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st);
+/* How the owner's call that rang `bell` ended (DDL_OK when its entry was reused). */
+ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell);
 /* A helper waits, without deadline while the owner lives, for a doorbell value
  * other than `seen`; *value gets it. */
 ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value);

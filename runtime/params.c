@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,64 +20,85 @@
 static const char *const helper_modes[] = {"collective", "serve", NULL};
 static const char *const debug_levels[] = {"NONE", "WARN", "INFO", "TRACE", NULL};
 
+static ddl_status_t load_tuning(ddl_settings_t *s, const char *path);
+static ddl_status_t load_topology(ddl_settings_t *s, const char *topo);
+static int64_t tuning_digest(const ddl_settings_t *s) { return (int64_t)(ddl_tuning_digest(&s->tuning) >> 1); }
+static int64_t grid_digest(const ddl_settings_t *s)
+{
+    uint64_t h = (uint64_t)s->grid.ndims; /* unsigned: the hash wraps by design */
+    for (int d = 0; d < s->grid.ndims; d++)
+        h = h * 1000003u + (uint64_t)s->grid.dims[d];
+    return (int64_t)(h >> 1);
+}
+
+#define CONFIG(f) DDL_PARAM_CONFIG, offsetof(ddl_config_t, f)
+#define SETTING(f) DDL_PARAM_SETTINGS, offsetof(ddl_settings_t, f)
+#define NO_FIELD DDL_PARAM_NONE, 0
+
+/* name, kind, default, choices, min, max, auto word, auto value, field, agree, load, digest, description */
 static const ddl_param_t params[] = {
-    {"DDL_LANES", DDL_PARAM_INT, "1", NULL, 1, DDL_MAX_LANES,
+    {"DDL_LANES", DDL_PARAM_INT, "1", NULL, 1, DDL_MAX_LANES, NULL, 0, CONFIG(lanes), 0, NULL, NULL,
      "processes (lanes) per GPU; local rank t serves GPU t / lanes as lane t % lanes"},
-    {"DDL_GPUS_PER_NODE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_GPUS,
+    {"DDL_GPUS_PER_NODE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_GPUS, NULL, 0, CONFIG(gpus_per_node), 0, NULL, NULL,
      "GPUs per node; 0 derives it as ranks per node / lanes"},
-    {"DDL_NODE_SIZE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_NODE_SIZE,
+    {"DDL_NODE_SIZE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_NODE_SIZE, NULL, 0, CONFIG(node_size), 0, NULL, NULL,
      "emulation switch for tests and benchmarks: split each host into virtual nodes of this many "
      "ranks (0: a node is a host)"},
-    {"DDL_HELPERS", DDL_PARAM_ENUM, "collective", helper_modes, 0, 0,
+    {"DDL_HELPERS", DDL_PARAM_ENUM, "collective", helper_modes, 0, 0, NULL, 0, CONFIG(helper_mode), 1, NULL, NULL,
      "how helpers take part: collective (every rank calls ddl_allreduce) or serve (helpers run "
      "ddl_serve, for example the ddl-helper program)"},
-    {"DDL_TIMEOUT", DDL_PARAM_SECONDS, "300", NULL, 0, 0,
-     "seconds any wait for a peer may last before the call fails with DDL_ERR_TIMED_OUT"},
-    {"DDL_CHECK", DDL_PARAM_BOOL, "0", NULL, 0, 0,
-     "verify before each allreduce that every rank passed the same count, type and op"},
-    {"DDL_ALGO", DDL_PARAM_ENUM, "auto", ddl_algo_names, 0, 0,
+    {"DDL_TIMEOUT", DDL_PARAM_SECONDS, "300", NULL, 0, 0, NULL, 0, SETTING(timeout), 0, NULL, NULL,
+     "seconds a wait for a peer inside a collective may last before the call fails with DDL_ERR_TIMED_OUT"},
+    {"DDL_CHECK", DDL_PARAM_BOOL, "0", NULL, 0, 0, NULL, 0, SETTING(check), 1, NULL, NULL,
+     "the full check before each allreduce: every rank's count, type and op gathered and compared (a "
+     "cheaper signature check is always on)"},
+    {"DDL_ALGO", DDL_PARAM_ENUM, "auto", ddl_algo_names, 0, 0, NULL, 0, SETTING(algo), 1, NULL, NULL,
      "allreduce algorithm: auto chooses by message size (see DDL_MPI_THRESHOLD)"},
-    {"DDL_LANE_ALGO", DDL_PARAM_ENUM, "auto", ddl_inter_algo_names, 0, 0,
+    {"DDL_LANE_ALGO", DDL_PARAM_ENUM, "auto", ddl_inter_algo_names, 0, 0, NULL, 0, SETTING(lane_algo), 1, NULL, NULL,
      "inter-node algorithm of each lane: auto chooses per chunk from the cost model (see ddl-tune)"},
-    {"DDL_GPU_TRANSPORT", DDL_PARAM_ENUM, "auto", ddl_gpu_transport_names, 0, 0,
+    {"DDL_GPU_TRANSPORT", DDL_PARAM_ENUM, "auto", ddl_gpu_transport_names, 0, 0, NULL, 0, SETTING(gpu_transport), 1,
+     NULL, NULL,
      "how device buffers go between nodes: auto, staged (through pinned host memory), mpi (CUDA-aware "
      "MPI on device memory) or nccl (one NCCL communicator per lane)"},
-    {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
+    {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0, "auto", DDL_THRESHOLD_AUTO, SETTING(mpi_threshold), 1,
+     NULL, NULL,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
      "owners; auto: 512 on one node, 128K across nodes (measured crossovers, bench/RESULTS.md)"},
-    {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0,
+    {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0, NULL, 0, SETTING(explore), 1, NULL, NULL,
      "PowerAI DDL's p: mode: the first calls of each chunk size time ring and recursive doubling along "
      "every multiring dimension, and later calls keep the faster per dimension"},
-    {"DDL_CHUNK_SIZE", DDL_PARAM_SIZE, "auto", NULL, 0, 0,
+    {"DDL_CHUNK_SIZE", DDL_PARAM_SIZE, "auto", NULL, 4096, 0, "auto", 0, SETTING(chunk_size), 1, NULL, NULL,
      "bytes of a rank's slice moved per pipeline step between nodes, so that the intra-node "
-     "reduction, the transfer and the write-back overlap; auto: from the cost model, 64K to 4M"},
-    {"DDL_INFLIGHT", DDL_PARAM_INT, "2", NULL, 2, 4,
+     "reduction, the transfer and the write-back overlap; auto: from the cost model, 64K to 4M; else at "
+     "least 4K and a multiple of 64"},
+    {"DDL_INFLIGHT", DDL_PARAM_INT, "2", NULL, 2, 4, NULL, 0, SETTING(inflight), 1, NULL, NULL,
      "chunks of a rank's slice in flight between nodes at once: more let the phases of a multiring "
      "grid's dimensions run side by side"},
-    {"DDL_STAGE_SIZE", DDL_PARAM_SIZE, "16M", NULL, 0, 0,
+    {"DDL_STAGE_SIZE", DDL_PARAM_SIZE, "16M", NULL, 65536, 0, NULL, 0, SETTING(stage_size), 1, NULL, NULL,
      "bytes of shared memory per owner for buffers not from ddl_malloc; larger messages go "
-     "through in rounds of this size"},
-    {"DDL_HEAP_SIZE", DDL_PARAM_SIZE, "16G", NULL, 0, 0,
+     "through in rounds of this size; at least 64K"},
+    {"DDL_HEAP_SIZE", DDL_PARAM_SIZE, "16G", NULL, 0, 0, NULL, 0, SETTING(heap_size), 0, NULL, NULL,
      "address space reserved per owner for ddl_malloc (memory is used only as allocated)"},
-    {"DDL_TOPOLOGY", DDL_PARAM_STRING, "", NULL, 0, 0,
+    {"DDL_TOPOLOGY", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, SETTING(grid), 1, load_topology, grid_digest,
      "multi-ring grid as GPUs per node x nodes per rack x racks ..., e.g. 4x8x2 (nodes of a rack "
      "are consecutive node indices); used by DDL_ALGO=multiring, and by auto instead of lane; unset: "
      "derived from Slurm's SLURM_TOPOLOGY_ADDR (topology/tree) when its leaf switches hold equal numbers "
      "of consecutive nodes"},
-    {"DDL_TUNING_FILE", DDL_PARAM_STRING, "", NULL, 0, 0,
+    {"DDL_TUNING_FILE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, SETTING(tuning), 1, load_tuning, tuning_digest,
      "size bands and their algorithms as ddl-tune wrote them; unset: " DDL_TUNING_DEFAULT " when it exists, "
      "else the defaults above"},
-    {"DDL_DEBUG", DDL_PARAM_ENUM, "WARN", debug_levels, 0, 0,
+    {"DDL_DEBUG", DDL_PARAM_ENUM, "WARN", debug_levels, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "log level: NONE, WARN, INFO (lane map and algorithm choices) or TRACE"},
-    {"DDL_DEBUG_SUBSYS", DDL_PARAM_STRING, "ALL", NULL, 0, 0,
+    {"DDL_DEBUG_SUBSYS", DDL_PARAM_STRING, "ALL", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "subsystems to log, comma-separated from INIT, COLL, SHM, NET, ENV, ALL; ^ inverts"},
-    {"DDL_DEBUG_FILE", DDL_PARAM_STRING, "", NULL, 0, 0,
+    {"DDL_DEBUG_FILE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "log to this file instead of stderr; %h is replaced by the host, %p by the pid"},
 };
+enum { NPARAMS = sizeof(params) / sizeof(params[0]) };
 
 const ddl_param_t *ddl_params_table(size_t *count)
 {
-    *count = sizeof(params) / sizeof(params[0]);
+    *count = NPARAMS;
     return params;
 }
 
@@ -87,7 +110,7 @@ const char *ddl_param_kind_name(ddl_param_kind_t kind)
 
 static const ddl_param_t *find_param(const char *name)
 {
-    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+    for (size_t i = 0; i < NPARAMS; i++)
         if (strcmp(params[i].name, name) == 0)
             return &params[i];
     return NULL;
@@ -108,60 +131,137 @@ static ddl_status_t bad_value(const ddl_param_t *p, const char *value, const cha
                      p->name, value, expect, p->defval);
 }
 
+/* What the kind reads, for messages. */
+static void expectation(const ddl_param_t *p, char *buf, size_t len)
+{
+    switch (p->kind) {
+    case DDL_PARAM_INT:
+        snprintf(buf, len, "an integer from %.0f to %.0f", p->min, p->max);
+        return;
+    case DDL_PARAM_SIZE:
+        snprintf(buf, len, "a byte count such as 65536, 64K or 16M%s%s%s", p->auto_word ? ", or " : "",
+                 p->auto_word ? p->auto_word : "", p->min > 0 ? "" : "");
+        return;
+    case DDL_PARAM_SECONDS:
+        snprintf(buf, len, "a positive number of seconds");
+        return;
+    case DDL_PARAM_BOOL:
+        snprintf(buf, len, "a boolean (0/1, yes/no, on/off)");
+        return;
+    case DDL_PARAM_ENUM: {
+        size_t o = (size_t)snprintf(buf, len, "one of");
+        for (int i = 0; p->choices[i] && o < len; i++)
+            o += (size_t)snprintf(buf + o, len - o, "%s %s", i ? "," : "", p->choices[i]);
+        return;
+    }
+    case DDL_PARAM_STRING:
+        snprintf(buf, len, "valid");
+        return;
+    }
+}
+
+/* Read p from the environment into *dst (the field, of the kind's C type). */
+static ddl_status_t read_param(const ddl_param_t *p, void *dst)
+{
+    const char *v = ddl_param_string(p->name);
+    char expect[256];
+    int bad = 0;
+    switch (p->kind) {
+    case DDL_PARAM_INT: {
+        long x;
+        bad = ddl_parse_long(v, (long)p->min, (long)p->max, &x) != 0;
+        if (!bad)
+            *(int *)dst = (int)x;
+        break;
+    }
+    case DDL_PARAM_SIZE: {
+        size_t x;
+        if (p->auto_word && strcasecmp(v, p->auto_word) == 0) {
+            *(size_t *)dst = p->auto_value;
+            return DDL_OK;
+        }
+        bad = ddl_parse_size(v, &x) != 0;
+        if (!bad && (double)x < p->min)
+            return ddl_error(DDL_ERR_INVALID_ARG, "%s=%s is below the minimum of %.0f bytes", p->name, v, p->min);
+        if (!bad)
+            *(size_t *)dst = x;
+        break;
+    }
+    case DDL_PARAM_SECONDS:
+        bad = ddl_parse_seconds(v, (double *)dst) != 0;
+        break;
+    case DDL_PARAM_ENUM:
+        bad = ddl_parse_enum(v, p->choices, (int *)dst) != 0;
+        break;
+    case DDL_PARAM_BOOL:
+        bad = ddl_parse_bool(v, (int *)dst) != 0;
+        break;
+    case DDL_PARAM_STRING:
+        break;
+    }
+    if (bad) {
+        expectation(p, expect, sizeof(expect));
+        return bad_value(p, v, expect);
+    }
+    return DDL_OK;
+}
+
 ddl_status_t ddl_param_long(const char *name, long *out)
 {
     const ddl_param_t *p = find_param(name);
-    const char *v = ddl_param_string(name);
-    if (ddl_parse_long(v, p->min, p->max, out) != 0) {
-        char expect[96];
-        snprintf(expect, sizeof(expect), "an integer from %ld to %ld", p->min, p->max);
-        return bad_value(p, v, expect);
+    int v;
+    if (!p || p->kind != DDL_PARAM_INT)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s is not an integer variable", name);
+    ddl_status_t st = read_param(p, &v);
+    if (st == DDL_OK)
+        *out = v;
+    return st;
+}
+
+/* Every variable of one target, in table order. */
+static ddl_status_t load_target(ddl_param_target_t target, void *base)
+{
+    for (size_t i = 0; i < NPARAMS; i++) {
+        const ddl_param_t *p = &params[i];
+        if (p->target != target)
+            continue;
+        ddl_status_t st = p->kind == DDL_PARAM_STRING ? p->load(base, ddl_param_string(p->name))
+                                                      : read_param(p, (char *)base + p->field);
+        if (st != DDL_OK)
+            return st;
     }
     return DDL_OK;
 }
 
-ddl_status_t ddl_param_size(const char *name, size_t *out)
+ddl_status_t ddl_config_load(ddl_config_t *cfg)
 {
-    const char *v = ddl_param_string(name);
-    if (ddl_parse_size(v, out) != 0)
-        return bad_value(find_param(name), v, "a byte count such as 65536, 64K or 16M");
-    return DDL_OK;
+    return load_target(DDL_PARAM_CONFIG, cfg);
 }
 
-ddl_status_t ddl_param_seconds(const char *name, double *out)
+int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64_t *values, const char **names,
+                         int max)
 {
-    const char *v = ddl_param_string(name);
-    if (ddl_parse_seconds(v, out) != 0)
-        return bad_value(find_param(name), v, "a positive number of seconds");
-    return DDL_OK;
-}
-
-ddl_status_t ddl_param_enum(const char *name, int *out)
-{
-    const ddl_param_t *p = find_param(name);
-    const char *v = ddl_param_string(name);
-    if (ddl_parse_enum(v, p->choices, out) != 0) {
-        char expect[256] = "one of";
-        for (int i = 0; p->choices[i]; i++) {
-            size_t len = strlen(expect);
-            snprintf(expect + len, sizeof(expect) - len, "%s %s", i ? "," : "", p->choices[i]);
+    int n = 0;
+    for (size_t i = 0; i < NPARAMS && n < max; i++) {
+        const ddl_param_t *p = &params[i];
+        if (!p->agree)
+            continue;
+        const char *base = p->target == DDL_PARAM_CONFIG ? (const char *)cfg : (const char *)s;
+        int64_t v = 0;
+        switch (p->kind) {
+        case DDL_PARAM_SIZE: v = (int64_t)*(const size_t *)(base + p->field); break;
+        case DDL_PARAM_SECONDS: v = (int64_t)ddl_double_to_ll(*(const double *)(base + p->field) * 1e3, 0, LLONG_MAX); break;
+        case DDL_PARAM_STRING: v = p->digest(s); break;
+        default: v = *(const int *)(base + p->field); break;
         }
-        return bad_value(p, v, expect);
+        names[n] = p->name;
+        values[n++] = v;
     }
-    return DDL_OK;
+    return n;
 }
 
-ddl_status_t ddl_param_bool(const char *name, int *out)
+static ddl_status_t load_tuning(ddl_settings_t *s, const char *path)
 {
-    const char *v = ddl_param_string(name);
-    if (ddl_parse_bool(v, out) != 0)
-        return bad_value(find_param(name), v, "a boolean (0/1, yes/no, on/off)");
-    return DDL_OK;
-}
-
-static ddl_status_t load_tuning(ddl_settings_t *s)
-{
-    const char *path = ddl_param_string("DDL_TUNING_FILE");
     memset(&s->tuning, 0, sizeof(s->tuning));
     ddl_model_defaults(&s->tuning.model);
     s->tuning_path[0] = '\0';
@@ -170,57 +270,35 @@ static ddl_status_t load_tuning(ddl_settings_t *s)
             return DDL_OK;
         path = DDL_TUNING_DEFAULT;
     }
-    char err[640];
-    if (ddl_tuning_load(path, &s->tuning, err, sizeof(err)) != 0)
-        return ddl_error(DDL_ERR_INVALID_ARG, "%s; fix it, run ddl-tune again, or unset DDL_TUNING_FILE", err);
+    if (ddl_tuning_load(path, &s->tuning) != DDL_OK)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s; fix it, run ddl-tune again, or unset DDL_TUNING_FILE",
+                         ddl_last_error());
     snprintf(s->tuning_path, sizeof(s->tuning_path), "%s", path);
+    return DDL_OK;
+}
+
+static ddl_status_t load_topology(ddl_settings_t *s, const char *topo)
+{
+    memset(&s->grid, 0, sizeof(s->grid));
+    if (topo[0] && ddl_grid_parse(topo, &s->grid) != DDL_OK)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s", ddl_last_error());
     return DDL_OK;
 }
 
 ddl_status_t ddl_settings_load(ddl_settings_t *s)
 {
-    ddl_status_t st;
-    DDL_CHECK_GOTO(ddl_param_seconds("DDL_TIMEOUT", &s->timeout), st, out);
-    DDL_CHECK_GOTO(ddl_param_bool("DDL_CHECK", &s->check), st, out);
-    DDL_CHECK_GOTO(ddl_param_enum("DDL_ALGO", &s->algo), st, out);
-    DDL_CHECK_GOTO(ddl_param_enum("DDL_LANE_ALGO", &s->lane_algo), st, out);
-    DDL_CHECK_GOTO(ddl_param_enum("DDL_GPU_TRANSPORT", &s->gpu_transport), st, out);
-    if (strcasecmp(ddl_param_string("DDL_MPI_THRESHOLD"), "auto") == 0)
-        s->mpi_threshold = DDL_THRESHOLD_AUTO;
-    else
-        DDL_CHECK_GOTO(ddl_param_size("DDL_MPI_THRESHOLD", &s->mpi_threshold), st, out);
-    DDL_CHECK_GOTO(ddl_param_bool("DDL_EXPLORE", &s->explore), st, out);
-    long inflight;
-    DDL_CHECK_GOTO(ddl_param_long("DDL_INFLIGHT", &inflight), st, out);
-    s->inflight = (int)inflight;
-    if (strcasecmp(ddl_param_string("DDL_CHUNK_SIZE"), "auto") == 0)
-        s->chunk_size = 0;
-    else
-        DDL_CHECK_GOTO(ddl_param_size("DDL_CHUNK_SIZE", &s->chunk_size), st, out);
-    DDL_CHECK_GOTO(ddl_param_size("DDL_STAGE_SIZE", &s->stage_size), st, out);
-    DDL_CHECK_GOTO(ddl_param_size("DDL_HEAP_SIZE", &s->heap_size), st, out);
-    DDL_CHECK_GOTO(load_tuning(s), st, out);
-    const char *topo = ddl_param_string("DDL_TOPOLOGY");
-    char err[256];
-    memset(&s->grid, 0, sizeof(s->grid));
-    if (topo[0] && ddl_grid_parse(topo, &s->grid, err, sizeof(err)) != 0) {
-        st = ddl_error(DDL_ERR_INVALID_ARG, "%s", err);
-        goto out;
-    }
-
-    if (s->chunk_size != 0 && s->chunk_size < 4096)
-        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is below the minimum of 4K", s->chunk_size);
-    else if (s->stage_size < 65536)
-        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_STAGE_SIZE=%zu is below the minimum of 64K", s->stage_size);
-    else if (s->stage_size + s->heap_size < s->stage_size || s->stage_size + s->heap_size > (size_t)PTRDIFF_MAX / 2)
-        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_STAGE_SIZE=%s plus DDL_HEAP_SIZE=%s is more address space than a "
-                       "process has; give each at most a few TiB", ddl_param_string("DDL_STAGE_SIZE"),
-                       ddl_param_string("DDL_HEAP_SIZE"));
-    else if (s->chunk_size % 64 != 0)
-        st = ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is not a multiple of 64 bytes (the chunk buffers' "
-                       "alignment); round it, e.g. to 64K", s->chunk_size);
-out:
-    return st;
+    ddl_status_t st = load_target(DDL_PARAM_SETTINGS, s);
+    if (st != DDL_OK)
+        return st;
+    size_t total;
+    if (__builtin_add_overflow(s->stage_size, s->heap_size, &total) || total > (size_t)PTRDIFF_MAX / 2)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL_STAGE_SIZE=%s plus DDL_HEAP_SIZE=%s is more address space than a "
+                         "process has; give each at most a few TiB", ddl_param_string("DDL_STAGE_SIZE"),
+                         ddl_param_string("DDL_HEAP_SIZE"));
+    if (s->chunk_size % 64 != 0)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL_CHUNK_SIZE=%zu is not a multiple of 64 bytes (the chunk buffers' "
+                         "alignment); round it, e.g. to 64K", s->chunk_size);
+    return DDL_OK;
 }
 
 void ddl_params_log_env(void)
@@ -228,7 +306,7 @@ void ddl_params_log_env(void)
     static int logged;
     if (logged++)
         return;
-    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+    for (size_t i = 0; i < NPARAMS; i++) {
         const char *v = getenv(params[i].name);
         if (v)
             DDL_INFO(DDL_SUBSYS_ENV, "%s=%s (default %s)", params[i].name, v, params[i].defval);

@@ -17,12 +17,33 @@ typedef enum {
     DDL_PARAM_STRING,
 } ddl_param_kind_t;
 
+/* Where a variable's value goes when it is read. */
+typedef enum {
+    DDL_PARAM_NONE = 0,  /* read by its user (the log reads DDL_DEBUG*) */
+    DDL_PARAM_CONFIG,    /* a field of ddl_config_t (ddl_config_init) */
+    DDL_PARAM_SETTINGS,  /* a field of ddl_settings_t (ddl_settings_load) */
+} ddl_param_target_t;
+
+struct ddl_settings;
+
+/* One declaration per variable: name, kind, default, bounds, the struct field
+ * it fills and whether every rank must have the same value.  Loading, the
+ * ranks' agreement and ddl-info all iterate the table. */
 typedef struct {
     const char *name;
     ddl_param_kind_t kind;
     const char *defval;
     const char *const *choices; /* DDL_PARAM_ENUM: NULL-terminated */
-    long min, max;              /* DDL_PARAM_INT */
+    double min, max;            /* INT, SIZE (bytes), SECONDS; max 0: none */
+    const char *auto_word;      /* SIZE: a word that stands for auto_value */
+    size_t auto_value;
+    ddl_param_target_t target;
+    size_t field;               /* offsetof in the target struct */
+    int agree;                  /* ranks must agree (checked at ddl_comm_create) */
+    /* STRING with a SETTINGS target: turn the value into settings (may be "") */
+    ddl_status_t (*load)(struct ddl_settings *s, const char *value);
+    /* STRING that ranks agree on: what they compare (a digest of what it loaded) */
+    int64_t (*digest)(const struct ddl_settings *s);
     const char *description;
 } ddl_param_t;
 
@@ -31,12 +52,9 @@ const char *ddl_param_kind_name(ddl_param_kind_t kind);
 
 /* The value in the environment, or the default.  Never NULL for a known name. */
 const char *ddl_param_string(const char *name);
-/* Typed reads; a malformed value is DDL_ERR_INVALID_ARG with a message naming it. */
+/* Typed read of one variable, by the table's rules: a malformed or
+ * out-of-range value is DDL_ERR_INVALID_ARG with a message naming it. */
 ddl_status_t ddl_param_long(const char *name, long *out);
-ddl_status_t ddl_param_size(const char *name, size_t *out);
-ddl_status_t ddl_param_seconds(const char *name, double *out);
-ddl_status_t ddl_param_enum(const char *name, int *out);
-ddl_status_t ddl_param_bool(const char *name, int *out);
 
 #define DDL_THRESHOLD_AUTO ((size_t)-1)
 #define DDL_CHUNK_MAX ((size_t)4 << 20) /* the largest chunk DDL_CHUNK_SIZE=auto picks */
@@ -48,7 +66,7 @@ ddl_status_t ddl_param_bool(const char *name, int *out);
 #define DDL_MPI_THRESHOLD_NODES (128u << 10)
 
 /* Collective-path settings, read once per communicator. */
-typedef struct {
+typedef struct ddl_settings {
     double timeout;        /* DDL_TIMEOUT, seconds */
     int check;             /* DDL_CHECK */
     int algo;              /* DDL_ALGO: ddl_algo_id_t */
@@ -65,7 +83,14 @@ typedef struct {
     ddl_grid_t grid;       /* DDL_TOPOLOGY; ndims 0 when unset */
 } ddl_settings_t;
 
+/* Every SETTINGS variable, then the checks across variables. */
 ddl_status_t ddl_settings_load(ddl_settings_t *s);
+/* Every CONFIG variable (ddl_config_init). */
+ddl_status_t ddl_config_load(ddl_config_t *cfg);
+/* The values ranks must agree on, in table order: at most max of them, with
+ * their names; returns how many. */
+int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64_t *values, const char **names,
+                         int max);
 /* Log, once per process at INFO, every variable that is set in the environment. */
 void ddl_params_log_env(void);
 

@@ -27,8 +27,7 @@ ddl_status_t ddl_powerai_options_parse(const char *options, ddl_powerai_options_
         if (strcmp(tok, "-mode") == 0) {
             char *colon = strchr(val, ':');
             ddl_grid_t g;
-            char err[256];
-            if (!colon || colon == val || ddl_grid_parse(colon + 1, &g, err, sizeof(err)) != 0)
+            if (!colon || colon == val || ddl_grid_parse(colon + 1, &g) != DDL_OK)
                 return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -mode %s is not MODE:GRID such as r:4x16", val);
             /* r: rings per dimension; p: times ring and recursive doubling per
              * dimension on the first calls and keeps the faster. */

@@ -27,7 +27,8 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
         DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)rq->count,
                   ddl_dtype_name((ddl_dtype_t)rq->dtype), ddl_redop_name((ddl_redop_t)rq->op));
         st = ddl_allreduce_lane(NULL, NULL, (size_t)rq->count, (ddl_dtype_t)rq->dtype, (ddl_redop_t)rq->op, 0, c);
-        if (st != DDL_OK)
+        /* A mismatch or an owner's bad buffers fail that call only: serve on. */
+        if (st != DDL_OK && c->broken)
             return st;
     }
 }

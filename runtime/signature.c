@@ -65,11 +65,11 @@ ddl_status_t ddl_sig_check_node(const ddl_node_t *n, ddl_sig_t *node_sig)
         const ddl_sig_t *other = &n->ctrl->slots[r].sig;
         if (ddl_sig_equal(first, other))
             continue;
-        node_sig->bad = 1;
+        node_sig->bad = DDL_SIG_NODE_DISAGREES;
         char da[160], db[160];
         ddl_sig_describe(first, da, sizeof(da));
         ddl_sig_describe(other, db, sizeof(db));
-        return ddl_error(DDL_ERR_MISMATCH, "ranks called ddl_allreduce differently on %s (node %d): rank %d (local "
+        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
                          "rank 0) with %s; rank %d (local rank %d) with %s; every rank must pass the same count, type "
                          "and op, in the same order", n->host, n->node, n->world_of_local[0], da,
                          n->world_of_local[r], r, db);
@@ -111,8 +111,9 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     mine[DDL_SIG_FIELDS] = x->world_rank;
     MPI_Allgather(mine, W, MPI_INT64_T, all, W, MPI_INT64_T, x->comm);
     int a = 0, b = -1;
+    int why = 0;
     for (int r = 0; r < size && b < 0; r++)
-        if (all[r * W + 7]) /* a node that disagrees inside: its ranks name the local ones */
+        if ((why = (int)all[r * W + 7]) != 0) /* it said so itself, and its message says more */
             a = b = r;
     for (int r = 1; r < size && b < 0; r++)
         if (memcmp(&all[r * W], all, sizeof(x->mine)) != 0)
@@ -125,13 +126,16 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     char da[160], db[160];
     ddl_sig_describe(&sa, da, sizeof(da));
     ddl_sig_describe(&sb, db, sizeof(db));
+    if (a == b && why == DDL_SIG_BAD_BUFFER)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s: rank %d on %s passed buffers it cannot use (its message says why)",
+                         where, wa, hosts[wa]);
     if (a == b)
-        return ddl_error(DDL_ERR_MISMATCH, "%s: the ranks of the node of rank %d (%s) called ddl_allreduce with "
-                         "different arguments (that node's ranks name them); every rank must pass the same count, "
-                         "type and op, in the same order", where, wa, hosts[wa]);
-    return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called ddl_allreduce differently: rank %d on %s with %s; rank %d on "
-                     "%s with %s; every rank must pass the same count, type and op, in the same order", where, wa,
-                     hosts[wa], da, wb, hosts[wb], db);
+        return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it differently on the node of rank %d (%s), whose "
+                         "messages name them; every rank must pass the same count, type and op, in the same order",
+                         where, wa, hosts[wa]);
+    return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it differently: rank %d on %s with %s; rank %d on %s with %s; "
+                     "every rank must pass the same count, type and op, in the same order", where, wa, hosts[wa], da,
+                     wb, hosts[wb], db);
 }
 
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,

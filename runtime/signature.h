@@ -21,10 +21,12 @@ typedef struct {
     int32_t lane_algo; /* the call's plan: ddl_inter_algo_id_t */
     uint64_t chunk;    /* the call's plan: bytes per chunk */
     uint32_t seq;      /* the communicator's call number */
-    int32_t bad;       /* the ranks of this signature's node disagree */
+    int32_t bad;       /* DDL_SIG_NODE_DISAGREES or DDL_SIG_BAD_BUFFER; 0: none */
 } ddl_sig_t;
 
 #define DDL_SIG_FIELDS 8
+#define DDL_SIG_NODE_DISAGREES 1 /* the ranks of this signature's node called differently */
+#define DDL_SIG_BAD_BUFFER 2     /* this owner's buffers cannot be used (it says why) */
 
 /* "count 8, f32, sum, lane (chunk 65536), call 5" */
 void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);
@@ -52,7 +54,8 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
 /* Wait for it, at most `timeout` seconds, giving up when *abort becomes
  * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that
- * differ (hosts[] by world rank) and their values. */
+ * differ (hosts[] by world rank) and their values; DDL_ERR_INVALID_ARG
+ * naming the owner when one marked its buffers bad. */
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
                             const char (*hosts)[DDL_HOST_LEN], const char *where);
 

@@ -13,6 +13,7 @@
 
 #include "algo.h"
 #include "ddl_limits.h"
+#include "log.h"
 #include "parse.h"
 #include "tuning.h"
 
@@ -83,31 +84,87 @@ static int parse_number(const char *word, const char *key, double *out)
     return ddl_parse_seconds(word + k + 1, out) != 0 || *out < 1e-6 || *out > 1e9 ? -1 : 0;
 }
 
-/* link DIM latency_us=X mbytes_per_s=Y | reduce mbytes_per_s=Z */
-static int parse_model_line(char **words, int nw, ddl_model_t *m, char *err, size_t errlen, int lineno)
+static ddl_status_t parse_link(char **words, int nw, ddl_tuning_t *t, int lineno);
+static ddl_status_t parse_reduce(char **words, int nw, ddl_tuning_t *t, int lineno);
+static ddl_status_t parse_band(char **words, int nw, ddl_tuning_t *t, int lineno);
+
+/* The kinds of line, one row each: the parser dispatches on the first word
+ * (a band starts with its size range), and ddl-tune writes every line with the
+ * row's format (ddl_tuning_write), so what one writes the other reads. */
+static const struct {
+    ddl_tuning_line_t kind;
+    const char *keyword; /* NULL: a band */
+    const char *syntax;  /* for messages */
+    const char *format;  /* what ddl_tuning_write prints */
+    ddl_status_t (*parse)(char **words, int nw, ddl_tuning_t *t, int lineno);
+} line_kinds[] = {
+    {DDL_TUNING_LINK, "link", "link DIM latency_us=NUMBER mbytes_per_s=NUMBER",
+     "link %d latency_us=%.1f mbytes_per_s=%.1f\n", parse_link},
+    {DDL_TUNING_REDUCE, "reduce", "reduce mbytes_per_s=NUMBER", "reduce mbytes_per_s=%.0f\n", parse_reduce},
+    {DDL_TUNING_BAND, NULL, "MIN-MAX ALGO[/LANE_ALGO] [chunk=SIZE] [dims=ALGO,...]", "%s-%s %s%s\n", parse_band},
+};
+enum { NKINDS = sizeof(line_kinds) / sizeof(line_kinds[0]) };
+
+/* link DIM latency_us=X mbytes_per_s=Y: the cost model's link of grid dimension DIM. */
+static ddl_status_t parse_link(char **words, int nw, ddl_tuning_t *t, int lineno)
 {
     double lat, bw;
-    if (strcmp(words[0], "reduce") == 0) {
-        if (nw != 2 || parse_number(words[1], "mbytes_per_s", &bw) != 0) {
-            snprintf(err, errlen, "line %d: expected 'reduce mbytes_per_s=NUMBER' (NUMBER from 1e-6 to 1e9)", lineno);
-            return -1;
-        }
-        m->gamma = 1.0 / (bw * 1e6);
-        return 0;
-    }
     long dim;
     if (nw != 4 || ddl_parse_long(words[1], 0, DDL_GRID_MAX_DIMS - 1, &dim) != 0 ||
-        parse_number(words[2], "latency_us", &lat) != 0 || parse_number(words[3], "mbytes_per_s", &bw) != 0) {
-        snprintf(err, errlen, "line %d: expected 'link DIM latency_us=NUMBER mbytes_per_s=NUMBER' with DIM from 0 "
-                 "to %d and NUMBERs from 1e-6 to 1e9", lineno, DDL_GRID_MAX_DIMS - 1);
-        return -1;
-    }
-    m->link[dim] = (ddl_link_t){lat * 1e-6, 1.0 / (bw * 1e6)};
-    m->measured[dim] = 1;
-    return 0;
+        parse_number(words[2], "latency_us", &lat) != 0 || parse_number(words[3], "mbytes_per_s", &bw) != 0)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: expected '%s' with DIM from 0 to %d and NUMBERs from 1e-6 to "
+                        "1e9", lineno, line_kinds[DDL_TUNING_LINK].syntax, DDL_GRID_MAX_DIMS - 1);
+    t->model.link[dim] = (ddl_link_t){lat * 1e-6, 1.0 / (bw * 1e6)};
+    t->model.measured[dim] = 1;
+    return DDL_OK;
 }
 
-int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen)
+/* reduce mbytes_per_s=Z: the host reduction's speed. */
+static ddl_status_t parse_reduce(char **words, int nw, ddl_tuning_t *t, int lineno)
+{
+    double bw;
+    if (nw != 2 || parse_number(words[1], "mbytes_per_s", &bw) != 0)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: expected '%s' (NUMBER from 1e-6 to 1e9)", lineno,
+                        line_kinds[DDL_TUNING_REDUCE].syntax);
+    t->model.gamma = 1.0 / (bw * 1e6);
+    return DDL_OK;
+}
+
+/* MIN-MAX ALGO[/LANE_ALGO] [chunk=SIZE] [dims=ALGO,...]: a size band. */
+static ddl_status_t parse_band(char **words, int nw, ddl_tuning_t *t, int lineno)
+{
+    if (t->nbands == DDL_TUNING_MAX_BANDS)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: more than %d bands", lineno, DDL_TUNING_MAX_BANDS);
+    ddl_band_t *b = &t->bands[t->nbands];
+    memset(b, 0, sizeof(*b));
+    if (parse_range(words[0], b) != 0)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not a size range such as 64K-16M or 16M-inf", lineno,
+                        words[0]);
+    if (nw < 2 || parse_algo(words[1], b) != 0)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not an algorithm (mpi, lane, lane/ring, lane/rd, "
+                        "lane/rab, multiring)", lineno, nw < 2 ? "" : words[1]);
+    for (int i = 2; i < nw; i++) {
+        if (strncmp(words[i], "chunk=", 6) == 0) {
+            if (ddl_parse_size(words[i] + 6, &b->chunk) != 0 || b->chunk < 4096)
+                return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not chunk=SIZE with SIZE at least 4K", lineno,
+                                words[i]);
+        } else if (strncmp(words[i], "dims=", 5) == 0) {
+            if (parse_dims(words[i] + 5, b) != 0)
+                return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not dims=ALGO,... (ring or rd per grid "
+                                "dimension, multiring only)", lineno, words[i]);
+        } else {
+            return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is neither chunk=SIZE nor dims=ALGO,... (a band "
+                            "reads '%s')", lineno, words[i], line_kinds[DDL_TUNING_BAND].syntax);
+        }
+    }
+    if (t->nbands > 0 && b->min < t->bands[t->nbands - 1].max)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: the band starts below the end of the previous one", lineno);
+    b->line = lineno;
+    t->nbands++;
+    return DDL_OK;
+}
+
+ddl_status_t ddl_tuning_parse(const char *text, ddl_tuning_t *t)
 {
     memset(t, 0, sizeof(*t));
     ddl_model_defaults(&t->model);
@@ -116,10 +173,8 @@ int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen
         size_t len = strcspn(p, "\n");
         char line[256];
         lineno++;
-        if (len >= sizeof(line)) {
-            snprintf(err, errlen, "line %d: longer than %zu characters", lineno, sizeof(line) - 1);
-            return -1;
-        }
+        if (len >= sizeof(line))
+            return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: longer than %zu characters", lineno, sizeof(line) - 1);
         memcpy(line, p, len);
         line[len] = '\0';
         p += len + (p[len] == '\n');
@@ -129,108 +184,79 @@ int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen
         char *save, *words[5];
         int nw = 0;
         for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
-            if (nw == 5) {
-                snprintf(err, errlen, "line %d: too many fields (expected: MIN-MAX ALGO[/LANE_ALGO] [chunk=SIZE] "
-                         "[dims=ALGO,...])", lineno);
-                return -1;
-            }
+            if (nw == 5)
+                return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: too many fields (expected: %s)", lineno,
+                                line_kinds[DDL_TUNING_BAND].syntax);
             words[nw++] = w;
         }
         if (nw == 0)
             continue;
-        if (strcmp(words[0], "link") == 0 || strcmp(words[0], "reduce") == 0) {
-            if (parse_model_line(words, nw, &t->model, err, errlen, lineno) != 0)
-                return -1;
-            continue;
-        }
-        if (t->nbands == DDL_TUNING_MAX_BANDS) {
-            snprintf(err, errlen, "line %d: more than %d bands", lineno, DDL_TUNING_MAX_BANDS);
-            return -1;
-        }
-        ddl_band_t *b = &t->bands[t->nbands];
-        if (parse_range(words[0], b) != 0) {
-            snprintf(err, errlen, "line %d: '%s' is not a size range such as 64K-16M or 16M-inf", lineno, words[0]);
-            return -1;
-        }
-        if (nw < 2 || parse_algo(words[1], b) != 0) {
-            snprintf(err, errlen, "line %d: '%s' is not an algorithm (mpi, lane, lane/ring, lane/rd, lane/rab, "
-                     "multiring)", lineno, nw < 2 ? "" : words[1]);
-            return -1;
-        }
-        b->chunk = 0;
-        b->ndims = 0;
-        for (int i = 2; i < nw; i++) {
-            if (strncmp(words[i], "chunk=", 6) == 0) {
-                if (ddl_parse_size(words[i] + 6, &b->chunk) != 0 || b->chunk < 4096) {
-                    snprintf(err, errlen, "line %d: '%s' is not chunk=SIZE with SIZE at least 4K", lineno, words[i]);
-                    return -1;
-                }
-            } else if (strncmp(words[i], "dims=", 5) == 0) {
-                if (parse_dims(words[i] + 5, b) != 0) {
-                    snprintf(err, errlen, "line %d: '%s' is not dims=ALGO,... (ring or rd per grid dimension, "
-                             "multiring only)", lineno, words[i]);
-                    return -1;
-                }
-            } else {
-                snprintf(err, errlen, "line %d: '%s' is neither chunk=SIZE nor dims=ALGO,...", lineno, words[i]);
-                return -1;
-            }
-        }
-        if (t->nbands > 0 && b->min < t->bands[t->nbands - 1].max) {
-            snprintf(err, errlen, "line %d: the band starts below the end of the previous one", lineno);
-            return -1;
-        }
-        b->line = lineno;
-        t->nbands++;
+        int k = 0;
+        while (k < NKINDS && line_kinds[k].keyword && strcmp(words[0], line_kinds[k].keyword) != 0)
+            k++;
+        ddl_status_t st = line_kinds[k < NKINDS ? k : DDL_TUNING_BAND].parse(words, nw, t, lineno);
+        if (st != DDL_OK)
+            return st;
     }
-    return 0;
+    return DDL_OK;
 }
 
-int ddl_tuning_load(const char *path, ddl_tuning_t *t, char *err, size_t errlen)
+void ddl_tuning_write_link(FILE *f, int dim, const ddl_link_t *link)
+{
+    fprintf(f, line_kinds[DDL_TUNING_LINK].format, dim, link->alpha * 1e6, 1e-6 / link->beta);
+}
+
+void ddl_tuning_write_reduce(FILE *f, double gamma)
+{
+    fprintf(f, line_kinds[DDL_TUNING_REDUCE].format, 1e-6 / gamma);
+}
+
+void ddl_tuning_write_band(FILE *f, size_t min, size_t max, const char *algo, size_t chunk)
+{
+    char lo[32], hi[32], extra[48] = "";
+    snprintf(lo, sizeof(lo), "%zu", min);
+    if (max == SIZE_MAX)
+        snprintf(hi, sizeof(hi), "inf");
+    else
+        snprintf(hi, sizeof(hi), "%zu", max);
+    if (chunk)
+        snprintf(extra, sizeof(extra), " chunk=%zuK", chunk >> 10);
+    fprintf(f, line_kinds[DDL_TUNING_BAND].format, lo, hi, algo, extra);
+}
+
+ddl_status_t ddl_tuning_load(const char *path, ddl_tuning_t *t)
 {
     /* Read whole, and only a regular file: a directory or a FIFO is a mistake in
      * DDL_TUNING_FILE, and a NUL byte would silently end the text early. */
     static char text[DDL_TUNING_FILE_MAX + 1];
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "cannot open the tuning file %s: %s", path, strerror(errno));
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        snprintf(err, errlen, "cannot open the tuning file %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    if (!S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
-        snprintf(err, errlen, "the tuning file %s is not a regular file (a %s)", path,
-                 S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
-        return -1;
+        return ddl_fail(DDL_ERR_INVALID_ARG, "the tuning file %s is not a regular file (a %s)", path,
+                        S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
     }
     size_t n = 0;
     ssize_t got = 1;
     while (n < sizeof(text) && (got = read(fd, text + n, sizeof(text) - n)) > 0)
         n += (size_t)got;
+    int err = errno;
     close(fd);
-    if (got < 0) {
-        snprintf(err, errlen, "cannot read the tuning file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (n > DDL_TUNING_FILE_MAX) {
-        snprintf(err, errlen, "the tuning file %s is larger than %d KiB", path, DDL_TUNING_FILE_MAX / 1024);
-        return -1;
-    }
+    if (got < 0)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "cannot read the tuning file %s: %s", path, strerror(err));
+    if (n > DDL_TUNING_FILE_MAX)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "the tuning file %s is larger than %d KiB", path,
+                        DDL_TUNING_FILE_MAX / 1024);
     const char *nul = memchr(text, '\0', n);
-    if (nul) {
-        snprintf(err, errlen, "the tuning file %s holds a NUL byte at offset %zu: it is not a text file", path,
-                 (size_t)(nul - text));
-        return -1;
-    }
+    if (nul)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "the tuning file %s holds a NUL byte at offset %zu: it is not a text file",
+                        path, (size_t)(nul - text));
     text[n] = '\0';
-    char why[256];
-    if (ddl_tuning_parse(text, t, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "tuning file %s, %s", path, why);
-        return -1;
-    }
-    return 0;
+    if (ddl_tuning_parse(text, t) != DDL_OK)
+        return ddl_fail(DDL_ERR_INVALID_ARG, "tuning file %s, %s", path, ddl_last_error());
+    return DDL_OK;
 }
 
 const ddl_band_t *ddl_tuning_find(const ddl_tuning_t *t, size_t bytes)

@@ -20,6 +20,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "ddl.h"
 
 #include "model.h"
 
@@ -41,11 +44,20 @@ typedef struct {
     ddl_model_t model; /* the defaults, with the file's link and reduce lines */
 } ddl_tuning_t;
 
-/* Parse the text of a tuning file.  Returns 0, or -1 with "line N: what is
- * wrong" in err. */
-int ddl_tuning_parse(const char *text, ddl_tuning_t *t, char *err, size_t errlen);
-/* Read and parse a file; err names the file and the line. */
-int ddl_tuning_load(const char *path, ddl_tuning_t *t, char *err, size_t errlen);
+/* The kinds of line (one table in tuning.c serves the parser and the writers). */
+typedef enum { DDL_TUNING_LINK = 0, DDL_TUNING_REDUCE, DDL_TUNING_BAND } ddl_tuning_line_t;
+
+/* Parse the text of a tuning file: DDL_ERR_INVALID_ARG with "line N: what is
+ * wrong" as the last error (ddl_fail). */
+ddl_status_t ddl_tuning_parse(const char *text, ddl_tuning_t *t);
+/* Read and parse a regular text file of at most 64 KiB; the message names the
+ * file and the line. */
+ddl_status_t ddl_tuning_load(const char *path, ddl_tuning_t *t);
+/* Write one line of each kind, as the parser reads it (ddl-tune). */
+void ddl_tuning_write_link(FILE *f, int dim, const ddl_link_t *link);
+void ddl_tuning_write_reduce(FILE *f, double gamma);
+/* max SIZE_MAX: "inf"; chunk 0: not given. */
+void ddl_tuning_write_band(FILE *f, size_t min, size_t max, const char *algo, size_t chunk);
 /* The band holding bytes, or NULL. */
 const ddl_band_t *ddl_tuning_find(const ddl_tuning_t *t, size_t bytes);
 /* A checksum of the table, to check that every rank read the same one. */

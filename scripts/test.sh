@@ -15,9 +15,19 @@ for log in tests/unit/*.log tests/mpi/*.log; do
     fi
 done
 echo "tests took $(( $(date +%s) - start )) s"
-# One closing line: test programs and scripts that passed and failed.
 summary=test-suite.log
 passed=$(sed -n 's/^# PASS: *//p' "$summary" | head -1)
 failed=$(( $(sed -n 's/^# FAIL: *//p' "$summary" | head -1) + $(sed -n 's/^# ERROR: *//p' "$summary" | head -1) ))
+
+# The same sources again with ASan + UBSan: unit tests, fuzz corpora, MPI tests.
+if [ "${DDL_SANITIZER_SUITE:-1}" = 1 ]; then
+    scripts/sanitize.sh
+    src=$?
+    san=build-sanitize/test-suite.log
+    passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$san" 2>/dev/null | head -1) + 0 ))
+    failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$san" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$san" 2>/dev/null | head -1) + 0 ))
+    [ $src -eq 0 ] || { rc=1; [ -f "$san" ] || failed=$((failed + 1)); }
+fi
+# One closing line: test programs and scripts that passed and failed (both builds).
 echo "tests: ${passed:-0} passed, ${failed:-0} failed"
 exit $rc

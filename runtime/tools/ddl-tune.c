@@ -270,24 +270,15 @@ int main(int argc, char **argv)
         /* The cost model: latency and bandwidth per link class, host reduction speed. */
         if (c->info.nnodes > 1)
             for (int d = 0; d < ndims; d++)
-                fprintf(f, "link %d latency_us=%.1f mbytes_per_s=%.1f\n", d, links[d].alpha * 1e6,
-                        1e-6 / links[d].beta);
-        fprintf(f, "reduce mbytes_per_s=%.0f\n", 1e-6 / gamma);
+                ddl_tuning_write_link(f, d, &links[d]);
+        ddl_tuning_write_reduce(f, gamma);
         /* A band from each measured size to the next where the winner or its chunk changes. */
         for (int i = 0; i < nsizes;) {
             int j = i;
             while (j + 1 < nsizes && best[j + 1] == best[i] && chunk[j + 1] == chunk[i])
                 j++;
-            char lo[32], hi[32];
-            snprintf(lo, sizeof(lo), "%zu", i == 0 ? (size_t)0 : sizes[i]);
-            if (j + 1 < nsizes)
-                snprintf(hi, sizeof(hi), "%zu", sizes[j + 1]);
-            else
-                snprintf(hi, sizeof(hi), "inf");
-            if (chunk[i])
-                fprintf(f, "%s-%s %s chunk=%zuK\n", lo, hi, candidates[best[i]].name, chunk[i] >> 10);
-            else
-                fprintf(f, "%s-%s %s\n", lo, hi, candidates[best[i]].name);
+            ddl_tuning_write_band(f, i == 0 ? 0 : sizes[i], j + 1 < nsizes ? sizes[j + 1] : SIZE_MAX,
+                                  candidates[best[i]].name, chunk[i]);
             i = j + 1;
         }
         fclose(f);

@@ -10,11 +10,11 @@ DDL_FUZZ_QUIET
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = fuzz_cstring(data, size), err[400];
+    char *s = fuzz_cstring(data, size);
     ddl_grid_t g;
     if (!s)
         return 0;
-    if (ddl_grid_parse(s, &g, err, sizeof(err)) == 0) {
+    if (ddl_grid_parse(s, &g) == 0) {
         FUZZ_ASSERT(g.ndims >= 2 && g.ndims <= DDL_GRID_MAX_DIMS);
         long nodes = 1;
         int small = 1;
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nodes *= g.dims[d];
             small = nodes <= 64;
         }
-        (void)ddl_grid_check(&g, g.dims[0], small ? (int)nodes : 2, err, sizeof(err));
+        (void)ddl_grid_check(&g, g.dims[0], small ? (int)nodes : 2);
         if (small) {
             int max = ddl_multiring_max_steps(&g);
             ddl_step_t *steps = calloc((size_t)max, sizeof(*steps));

@@ -12,11 +12,12 @@ DDL_FUZZ_QUIET
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = fuzz_cstring(data, size), err[256];
+    char *text = fuzz_cstring(data, size);
+    const char *err = ddl_last_error();
     static ddl_tuning_t t;
     if (!text)
         return 0;
-    if (ddl_tuning_parse(text, &t, err, sizeof(err)) == 0) {
+    if (ddl_tuning_parse(text, &t) == 0) {
         for (int i = 0; i < t.nbands; i++) {
             FUZZ_ASSERT(t.bands[i].max > t.bands[i].min);
             FUZZ_ASSERT(i == 0 || t.bands[i].min >= t.bands[i - 1].max);

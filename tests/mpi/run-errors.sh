@@ -10,6 +10,17 @@ else
     fail "invalid arguments and DDL_CHECK mismatches"
 fi
 
+# The always-on check (no DDL_CHECK): mismatched calls on every layout kind.
+for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3"; do
+    set -- $layout
+    if DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE timeout 120 \
+            $MPIRUN -n $4 "$top_builddir/tests/mpi/ddl-test-mismatch" < /dev/null; then
+        pass "mismatched count, type and op return DDL_ERR_MISMATCH and write nothing (lanes $1, $2, node size $3, $4 ranks)"
+    else
+        fail "mismatch check (lanes $1, $2, node size $3, $4 ranks)"
+    fi
+done
+
 # expect_failure DESCRIPTION EXPECTED-TEXT ENV... : ddl-bench must exit non-zero quickly with the text.
 expect_failure() {
     local what=$1 text=$2 out rc
@@ -32,5 +43,33 @@ expect_failure "unknown DDL_ALGO" "DDL_ALGO=fastest is not one of" DDL_ALGO=fast
 # A place from the plugin's environment that MPI's view contradicts.
 expect_failure "plugin place against MPI's view" "the plugin placed it on node 0 as GPU 3 lane 0, but MPI's node order makes it node 0 GPU 0 lane 0" \
     DDL_NODE=0 DDL_GPU=3 DDL_LANE=0 DDL_CORE=0
+# Settings the job cannot run are refused when the communicator is created.
+bad_tuning=$(mktemp)
+printf '# written on a grid allocation\n0-1M lane\n1M-inf multiring dims=ring\n' > "$bad_tuning"
+expect_failure "a tuning band's multiring without a grid" "tuning file $bad_tuning, line 3: the band chooses multiring, but this job has no grid" \
+    DDL_TUNING_FILE=$bad_tuning
+expect_failure "DDL_ALGO=multiring without a grid" "DDL_ALGO=multiring needs a grid" DDL_ALGO=multiring
+expect_failure "a tuning file that is a directory" "is not a regular file (a directory)" DDL_TUNING_FILE=/tmp
+expect_failure "stage + heap beyond the address space" "more address space than a process has" \
+    DDL_STAGE_SIZE=16M DDL_HEAP_SIZE=9223372036854775807
+expect_failure "a chunk size the buffers cannot be aligned to" "not a multiple of 64" DDL_CHUNK_SIZE=5000
+rm -f "$bad_tuning"
+out=$(DDL_TIMEOUT=1e3x "$top_builddir/ddl-helper" 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q "DDL_TIMEOUT=1e3x is not a positive number" <<< "$out"; then
+    pass "ddl-helper reads DDL_TIMEOUT strictly"
+else
+    fail "ddl-helper with DDL_TIMEOUT=1e3x: exit $rc: $out"
+fi
+
+# A segment left by a rank that died before unlinking is reaped by the next job on the node.
+dead=$(sh -c 'echo $$')
+stale=/dev/shm/ddl-$(id -u)-x.x-$dead-0-00000000deadbeef-ctrl
+: > "$stale"
+if timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -b 8 -e 8 -n 1 -w 0 > /dev/null 2>&1 && [ ! -e "$stale" ]; then
+    pass "a stale segment of exited pid $dead was reaped"
+else
+    fail "stale segment $stale still there"; rm -f "$stale"
+fi
+
 if [ "$(shm_segments)" != "$before" ]; then fail "segments left in /dev/shm: $(shm_segments)"; else pass "/dev/shm clean"; fi
 finish

@@ -51,7 +51,7 @@ out=$(DDL_ALGO=multiring DDL_TOPOLOGY=1x3x3 DDL_NODE_SIZE=1 timeout 60 $MPIRUN -
 grep -q "DDL_TOPOLOGY=1x3x3 describes 1 GPUs per node on 9 nodes, but the job has 1 GPUs per node on 6 nodes" <<< "$out" &&
     pass "a grid that does not match the job names both shapes" || { fail "mismatched grid"; echo "$out" | tail -3; }
 out=$(DDL_ALGO=multiring timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -e 8 -n 1 -w 0 < /dev/null 2>&1)
-grep -q "DDL_ALGO=multiring needs DDL_TOPOLOGY, e.g. 4x8x2" <<< "$out" && pass "multiring without a grid is refused" ||
+grep -q "DDL_ALGO=multiring needs a grid and this job has none: set DDL_TOPOLOGY, e.g. 4x8x2" <<< "$out" && pass "multiring without a grid is refused" ||
     { fail "multiring without a grid"; echo "$out" | tail -3; }
 # Without DDL_TOPOLOGY, the racks come from Slurm's topology/tree address: 4
 # leaf switches of 2 nodes each make a 1x2x4 grid.

@@ -38,7 +38,41 @@ int main(int argc, char **argv)
         EXPECT(ddl_allreduce(NULL, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "sendbuf is NULL");
     }
     EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL), DDL_ERR_INVALID_ARG, "not a live");
+    /* 2^62 floats are 2^64 bytes: refused at once, not wrapped into a small count. */
+    EXPECT(ddl_allreduce(buf, buf, (int64_t)1 << 62, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+           "more bytes than a buffer can hold");
+    EXPECT(ddl_allreduce(buf, buf, INT64_MAX, DDL_DTYPE_U8, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+           "more bytes than a buffer can hold");
     EXPECT(ddl_free(comm, buf), DDL_ERR_INVALID_ARG, "not returned by ddl_malloc");
+    /* A count past the end of a ddl_malloc buffer fails on every rank (the next
+     * allocation stays as it was), and the communicator stays usable. */
+    {
+        float *a = NULL, *next = NULL;
+        if (ddl_malloc(comm, 8192 * sizeof(float), (void **)&a) != DDL_OK ||
+            ddl_malloc(comm, 4096, (void **)&next) != DDL_OK)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        memset(next, 0x5a, 4096);
+        /* The lane path, then the MPI path (8 bytes left at the end of the buffer). */
+        EXPECT(ddl_allreduce(a, a, 8192 + 2048, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+               info.local_rank == 0 ? "holds 32768 bytes" : "cannot share"); /* the node names its first bad owner */
+        EXPECT(ddl_allreduce(a + 8190, a + 8190, 8, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+               owner ? "holds 8 bytes" : "");
+        for (int i = 0; i < 8192; i++)
+            a[i] = 1;
+        EXPECT(ddl_allreduce(a, a, 8192, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_OK, "");
+        if (owner && a[8191] != (float)info.owner_size) {
+            fprintf(stderr, "FAIL: after the refused calls, the sum is %g, expected %d\n", a[8191], info.owner_size);
+            failures++;
+        }
+        for (int i = 0; owner && i < 4096; i++)
+            if (((unsigned char *)next)[i] != 0x5a) {
+                fprintf(stderr, "FAIL: the allocation after the buffer was written\n");
+                failures++;
+                break;
+            }
+        ddl_free(comm, next);
+        ddl_free(comm, a);
+    }
     if (owner) {
         void *p;
         EXPECT(ddl_malloc(comm, (size_t)1 << 62, &p), DDL_ERR_NO_MEMORY, "DDL_HEAP_SIZE");

@@ -81,6 +81,19 @@ try:
     check(False, "op median accepted")
 except ValueError as e:
     check("median" in str(e), f"bad op: {e}")
+# Big-endian data would be reduced as native garbage: refused before any rank calls.
+try:
+    comm.allreduce(np.ones(4, dtype=">f4"))
+    check(False, "big-endian array accepted")
+except TypeError as e:
+    check("byte order" in str(e), f"big-endian: {e}")
+# out overlapping buf (but not the same memory) would read what it already wrote.
+base = np.zeros(16, dtype=np.float32)
+try:
+    comm.allreduce(base[0:8], out=base[4:12])
+    check(False, "overlapping out accepted")
+except ValueError as e:
+    check("overlaps" in str(e), f"overlap: {e}")
 handle = comm._handle
 comm.destroy()
 comm._handle = handle  # the destroyed communicator, as a careless caller would keep it

@@ -53,12 +53,11 @@ END_TEST
 START_TEST(test_layout_fits)
 {
     int g;
-    char why[256];
-    ck_assert_int_eq(ddl_lanemap_layout(8, 2, 0, &g, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_lanemap_layout(8, 2, 0, &g), DDL_OK);
     ck_assert_int_eq(g, 4);
-    ck_assert_int_eq(ddl_lanemap_layout(8, 2, 4, &g, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_lanemap_layout(8, 2, 4, &g), DDL_OK);
     ck_assert_int_eq(g, 4);
-    ck_assert_int_eq(ddl_lanemap_layout(1, 1, 0, &g, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_lanemap_layout(1, 1, 0, &g), DDL_OK);
     ck_assert_int_eq(g, 1);
 }
 END_TEST
@@ -66,14 +65,14 @@ END_TEST
 START_TEST(test_layout_errors)
 {
     int g;
-    char why[256];
-    ck_assert_int_eq(ddl_lanemap_layout(6, 4, 0, &g, why, sizeof(why)), DDL_ERR_LAYOUT);
+    const char *why = ddl_last_error();
+    ck_assert_int_eq(ddl_lanemap_layout(6, 4, 0, &g), DDL_ERR_LAYOUT);
     ck_assert_ptr_nonnull(strstr(why, "6 ranks"));
     ck_assert_ptr_nonnull(strstr(why, "DDL_LANES"));
-    ck_assert_int_eq(ddl_lanemap_layout(8, 2, 2, &g, why, sizeof(why)), DDL_ERR_LAYOUT);
+    ck_assert_int_eq(ddl_lanemap_layout(8, 2, 2, &g), DDL_ERR_LAYOUT);
     ck_assert_ptr_nonnull(strstr(why, "need 4"));
-    ck_assert_int_eq(ddl_lanemap_layout(8, 0, 0, &g, why, sizeof(why)), DDL_ERR_LAYOUT);
-    ck_assert_int_eq(ddl_lanemap_layout(8, 2, -1, &g, why, sizeof(why)), DDL_ERR_LAYOUT);
+    ck_assert_int_eq(ddl_lanemap_layout(8, 0, 0, &g), DDL_ERR_LAYOUT);
+    ck_assert_int_eq(ddl_lanemap_layout(8, 2, -1, &g), DDL_ERR_LAYOUT);
 }
 END_TEST
 

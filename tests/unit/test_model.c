@@ -67,8 +67,7 @@ START_TEST(test_multiring_choice)
     ddl_model_t m;
     ddl_model_defaults(&m);
     ddl_grid_t g;
-    char err[64];
-    ck_assert_int_eq(ddl_grid_parse("1x2x2", &g, err, sizeof(err)), 0);
+    ck_assert_int_eq(ddl_grid_parse("1x2x2", &g), 0);
     m.link[2].beta = 4 * m.link[1].beta; /* the uplink between racks is 4x slower */
     unsigned char algo[DDL_GRID_MAX_DIMS];
     double big = ddl_model_multiring(&m, &g, 64 << 20, algo);
@@ -114,8 +113,7 @@ START_TEST(test_chunk)
     /* A multiring's inner dimension is a stage of its own: its transfers fill
      * and drain the pipeline too, so chunks are smaller than the lane ring's. */
     ddl_grid_t g;
-    char err[64];
-    ck_assert_int_eq(ddl_grid_parse("1x2x2", &g, err, sizeof(err)), 0);
+    ck_assert_int_eq(ddl_grid_parse("1x2x2", &g), 0);
     size_t lane = ddl_model_chunk(&m, NULL, 4, 16 << 20, 64 << 20), multi = ddl_model_chunk(&m, &g, 4, 16 << 20, 64 << 20);
     ck_assert_uint_lt(multi, lane / 2);
 }
