@@ -136,18 +136,17 @@ ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
 
 /* ---- IPC mappings -------------------------------------------------------------- */
 
-static int ipc_open(void *ctx, const ddl_gpu_ref_t *ref, void **mapped, char *err, size_t errlen)
+static ddl_status_t ipc_open(void *ctx, const ddl_gpu_ref_t *ref, void **mapped)
 {
     (void)ctx;
     cudaIpcMemHandle_t h;
     memcpy(&h, ref->handle, sizeof(h));
     cudaError_t rc = cudaIpcOpenMemHandle(mapped, h, cudaIpcMemLazyEnablePeerAccess);
     if (rc == cudaSuccess)
-        return 0;
+        return DDL_OK;
     (void)cudaGetLastError();
-    snprintf(err, errlen, "%s; every rank of a node must see all of the node's GPUs (CUDA_VISIBLE_DEVICES) "
-             "and the GPUs must allow peer access", cudaGetErrorString(rc));
-    return -1;
+    return ddl_fail(DDL_ERR_DEVICE, "%s; every rank of a node must see all of the node's GPUs (CUDA_VISIBLE_DEVICES) "
+                    "and the GPUs must allow peer access", cudaGetErrorString(rc));
 }
 
 static void ipc_close(void *ctx, void *mapped)

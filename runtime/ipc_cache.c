@@ -48,11 +48,10 @@ ddl_status_t ddl_ipc_cache_map(ddl_ipc_cache_t *c, int owner, const ddl_gpu_ref_
                 lru = i;
         drop(c, lru);
     }
-    char err[256] = "";
     void *mapped = NULL;
-    if (c->ops.open(c->ops.ctx, ref, &mapped, err, sizeof(err)) != 0)
+    if (c->ops.open(c->ops.ctx, ref, &mapped) != DDL_OK)
         return ddl_error(DDL_ERR_INVALID_ARG, "cannot open the device buffer of local rank %d by CUDA IPC: %s",
-                         owner, err);
+                         owner, ddl_last_error());
     c->opens++;
     c->e[c->n++] = (ddl_ipc_entry_t){.owner = owner, .buffer_id = ref->buffer_id, .base = ref->base,
                                      .size = ref->size, .mapped = mapped, .last_use = c->clock};

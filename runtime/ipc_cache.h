@@ -29,9 +29,9 @@ typedef struct {
 } ddl_gpu_ref_t;
 
 typedef struct {
-    /* Map the allocation of ref; 0 and *mapped on success, else an error
-     * message in err (one line). */
-    int (*open)(void *ctx, const ddl_gpu_ref_t *ref, void **mapped, char *err, size_t errlen);
+    /* Map the allocation of ref into *mapped; else a status, the last error
+     * (ddl_fail) saying why in one line. */
+    ddl_status_t (*open)(void *ctx, const ddl_gpu_ref_t *ref, void **mapped);
     void (*close)(void *ctx, void *mapped);
     void *ctx;
 } ddl_ipc_ops_t;

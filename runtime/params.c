@@ -86,7 +86,7 @@ static const ddl_param_t params[] = {
      "of consecutive nodes"},
     {"DDL_TUNING_FILE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, SETTING(tuning), 1, load_tuning, tuning_digest,
      "size bands and their algorithms as ddl-tune wrote them; unset: " DDL_TUNING_DEFAULT " when it exists, "
-     "else the defaults above"},
+     "else the defaults above; none: no file"},
     {"DDL_DEBUG", DDL_PARAM_ENUM, "WARN", debug_levels, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "log level: NONE, WARN, INFO (lane map and algorithm choices) or TRACE"},
     {"DDL_DEBUG_SUBSYS", DDL_PARAM_STRING, "ALL", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
@@ -265,6 +265,8 @@ static ddl_status_t load_tuning(ddl_settings_t *s, const char *path)
     memset(&s->tuning, 0, sizeof(s->tuning));
     ddl_model_defaults(&s->tuning.model);
     s->tuning_path[0] = '\0';
+    if (strcmp(path, "none") == 0 || strcmp(path, "/dev/null") == 0)
+        return DDL_OK; /* no file, not even the default */
     if (!path[0]) {
         if (access(DDL_TUNING_DEFAULT, R_OK) != 0)
             return DDL_OK;

@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         }
     }
     /* Measure the algorithms themselves, not an earlier tuning file. */
-    setenv("DDL_TUNING_FILE", "/dev/null", 1);
+    setenv("DDL_TUNING_FILE", "none", 1);
     ddl_config_t cfg;
     ddl_comm_t *c;
     if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &c) != DDL_OK) {

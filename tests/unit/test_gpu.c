@@ -13,6 +13,7 @@
 #include "chunks.h"
 #include "gpu.h"
 #include "ipc_cache.h"
+#include "log.h"
 
 START_TEST(test_chunks_cover_whole_elements)
 {
@@ -57,19 +58,18 @@ typedef struct {
     size_t used;
 } fake_t;
 
-static int fake_open(void *ctx, const ddl_gpu_ref_t *ref, void **mapped, char *err, size_t errlen)
+static ddl_status_t fake_open(void *ctx, const ddl_gpu_ref_t *ref, void **mapped)
 {
     fake_t *f = ctx;
     if (f->fail_next) {
         f->fail_next = 0;
-        snprintf(err, errlen, "invalid device context");
-        return -1;
+        return ddl_fail(DDL_ERR_DEVICE, "invalid device context");
     }
     f->opens++;
     f->open_now++;
     *mapped = f->arena + f->used;
     f->used += ref->size % 4096 + 64;
-    return 0;
+    return DDL_OK;
 }
 
 static void fake_close(void *ctx, void *mapped)
