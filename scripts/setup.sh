@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential autoconf automake libtool pkg-config
           openmpi-bin libopenmpi-dev libhwloc-dev hwloc libpmix-dev check
           slurm-wlm slurmctld slurmd munge libslurm-dev slurm-wlm-plugins-dev
-          iproute2 python3 python3-numpy python3-torch gnuplot-nox)
+          iproute2 python3 python3-numpy python3-torch gnuplot-nox
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

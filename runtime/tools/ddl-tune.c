@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     /* Measure the algorithms themselves, not an earlier tuning file. */
     setenv("DDL_TUNING_FILE", "none", 1);
     ddl_config_t cfg;
-    ddl_comm_t *c;
+    ddl_comm_t *c = NULL; /* MPI_Abort below does not return */
     if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &c) != DDL_OK) {
         fprintf(stderr, "ddl-tune: %s\n", ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 2);
