@@ -121,20 +121,34 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
 
 /* The MPI path's share of the always-on check: the owners compare their
  * signatures before the system MPI sees buffers of different sizes or types
- * (which it may reduce without a word). */
-static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *c)
+ * (which it may reduce without a word, or abort on).  On one node they meet in
+ * the control block, which costs little: the MPI call after it finds every
+ * owner there.  Between nodes one small blocking allreduce carries them (the
+ * small-message path is MPI's own, without a deadline). */
+static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_redop_t op, int inline_data,
+                                           ddl_comm_t *c)
 {
     /* An owner that cannot use its buffers still takes part, so that the
      * others fail the call with it instead of waiting for it. */
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq,
+    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, 0, c->seq,
                      c->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
     char mine[512];
     snprintf(mine, sizeof(mine), "%s", ddl_last_error());
-    ddl_sig_exchange_t x;
-    ddl_status_t st = ddl_sig_start(&x, c->owners, c->info.rank, &sig);
-    if (st == DDL_OK)
-        st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank, (const char (*)[DDL_HOST_LEN])c->hosts,
-                            "ddl_allreduce");
+    ddl_status_t st;
+    if (c->info.nnodes == 1) {
+        st = ddl_node_owners_meet(&c->node, c->info.lanes, c->info.gpus_per_node, &sig, c->seq);
+        if (st != DDL_OK)
+            return ddl_comm_fail(c, st);
+        st = ddl_sig_check_owners(&c->node, c->info.lanes, c->info.gpus_per_node, c->seq);
+        if (st == DDL_ERR_INVALID_ARG && c->own_error == DDL_OK)
+            st = ddl_error(st, "%s", ddl_last_error());
+    } else {
+        ddl_sig_exchange_t x;
+        st = ddl_sig_start(&x, c->owners, c->info.rank, &sig, 1);
+        if (st == DDL_OK)
+            st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank,
+                                (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
+    }
     if (c->own_error != DDL_OK) {
         ddl_log_keep_error(mine); /* its own reason, not the echo of it */
         return c->own_error;
@@ -142,7 +156,8 @@ static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_
     return st == DDL_OK || st == DDL_ERR_MISMATCH || st == DDL_ERR_INVALID_ARG ? st : ddl_comm_fail(c, st);
 }
 
-/* The system MPI on the owners.  In collective mode each owner then rings its
+/* The system MPI on the owners (the smallest messages on one node through the
+ * control block instead, allreduce_inline.c).  In collective mode each owner then rings its
  * doorbell, and its helpers sleep until it has: a helper that returned at once
  * would run ahead into the application's next call and spin there, taking the
  * CPU from the owners on a node with fewer cores than ranks.  Counting the
@@ -153,10 +168,16 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
 {
     int helpers = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
     if (c->info.role == DDL_ROLE_OWNER) {
+        size_t bytes = count * ddl_dtype_size(dtype);
+        int inline_data = c->own_error == DDL_OK && ddl_inline_fits(c, bytes);
+        if (inline_data)
+            ddl_inline_post(c, sendbuf, bytes);
         ddl_status_t st = c->own_error;
         if (c->info.owner_size > 1)
-            st = check_owner_signatures(count, dtype, op, c);
-        if (st == DDL_OK)
+            st = check_owner_signatures(count, dtype, op, inline_data, c);
+        if (st == DDL_OK && inline_data)
+            ddl_inline_reduce(c, recvbuf, count, dtype, op);
+        else if (st == DDL_OK)
             st = ddl_allreduce_mpi(sendbuf, recvbuf, count, dtype, op, c);
         if (helpers)
             ddl_node_ring_outcome(&c->node, st);

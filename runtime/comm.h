@@ -78,6 +78,13 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
  * schedule i is done.  Shared by the host and the staged device paths. */
 ddl_status_t ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn);
 ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i);
+/* The smallest messages on one node (allreduce_inline.c): does this call
+ * qualify (the same answer on every owner that agrees on the signature)? */
+int ddl_inline_fits(const ddl_comm_t *c, size_t bytes);
+/* Before the owners meet: this owner's data into its slot. */
+void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes);
+/* After they met and agreed: the sum (op) of every owner's data into recvbuf. */
+void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op);
 /* Wait for this call's signature exchange between nodes (a no-op when none
  * is in flight): DDL_ERR_MISMATCH when any node called differently. */
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);

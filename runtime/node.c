@@ -42,11 +42,18 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t expected, double seconds
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, expected, &ts, NULL, 0);
 }
 
+/* After publishing (an epoch, a doorbell, a signature): wake the sleepers, if
+ * any.  The fence pairs with the sleeper's increment of `sleepers` before its
+ * last look (wait_until): either this load sees the sleeper, or the sleeper
+ * sees what was published.  Without sleepers nothing shared is written, so
+ * ranks that spin do not fight over the futex word's cache line. */
 static void wake_all(ddl_ctrl_t *ctrl)
 {
-    atomic_fetch_add(&ctrl->wake_seq, 1);
-    if (atomic_load(&ctrl->sleepers) > 0)
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&ctrl->sleepers) > 0) {
+        atomic_fetch_add(&ctrl->wake_seq, 1);
         syscall(SYS_futex, (uint32_t *)&ctrl->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
 }
 
 static inline void cpu_relax(void)
@@ -108,7 +115,8 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
         if (deadline > 0 && deadline - now < slice)
             slice = deadline - now;
         atomic_fetch_add(&ctrl->sleepers, 1);
-        futex_wait(&ctrl->wake_seq, seq, slice);
+        if (!ready(n, arg)) /* the last look, after announcing the sleep (see wake_all) */
+            futex_wait(&ctrl->wake_seq, seq, slice);
         atomic_fetch_sub(&ctrl->sleepers, 1);
     }
 }
@@ -201,6 +209,41 @@ ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target)
     struct doorbell_arg a = {owner, target};
     /* The owner is in the system MPI, whose time spinning here would take from it. */
     return wait_until(n, count_reached, &a, 0, 0, doorbell_describe, "waiting for the owner's call to end");
+}
+
+struct owners_arg {
+    int lanes, gpus;
+    uint32_t seq;
+};
+
+static int owners_ready(const ddl_node_t *n, const void *arg)
+{
+    const struct owners_arg *a = arg;
+    for (int g = 0; g < a->gpus; g++)
+        if ((int32_t)(atomic_load_explicit(&n->ctrl->slots[g * a->lanes].box[a->seq & 1].seq, memory_order_acquire) -
+                      a->seq) < 0)
+            return 0;
+    return 1;
+}
+
+static void owners_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct owners_arg *a = arg;
+    size_t o = (size_t)snprintf(buf, len, "the owners of GPUs");
+    for (int g = 0; g < a->gpus && o + 24 < len; g++)
+        if ((int32_t)(atomic_load(&n->ctrl->slots[g * a->lanes].box[a->seq & 1].seq) - a->seq) < 0)
+            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", g, n->world_of_local[g * a->lanes]);
+}
+
+ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq)
+{
+    ddl_slot_t *me = &n->ctrl->slots[n->local_rank];
+    me->box[seq & 1].sig = *sig;
+    atomic_store_explicit(&me->box[seq & 1].seq, seq, memory_order_release);
+    wake_all(n->ctrl);
+    struct owners_arg a = {lanes, gpus, seq};
+    return wait_until(n, owners_ready, &a, ddl_now() + n->timeout, SPIN_CHECKS, owners_describe,
+                      "small allreduce: waiting for the node's owners");
 }
 
 void ddl_node_abort(ddl_node_t *n)

@@ -45,11 +45,24 @@ typedef struct {
     ddl_gpu_ref_t in_ref, out_ref;
 } ddl_request_t;
 
+#define DDL_INLINE_BYTES 1024 /* the largest message that goes through the control block */
+
+typedef struct {
+    _Alignas(64) _Atomic uint32_t seq; /* written last: the call whose signature (and data) are here */
+    uint32_t pad;
+    ddl_sig_t sig;
+    unsigned char data[DDL_INLINE_BYTES];
+} ddl_mailbox_t;
+
 typedef struct {
     _Alignas(64) _Atomic uint32_t epoch; /* barriers this rank has entered */
     _Atomic uint32_t doorbell;           /* requests this owner has posted */
     int32_t pid;
     ddl_sig_t sig;                       /* this rank's current call (signature.h) */
+    /* Owners on the small-message path, call n in box[n & 1]: the number, the
+     * signature and (the smallest messages) the data, together, so that a peer
+     * that sees `seq` change finds the rest on the same cache lines. */
+    ddl_mailbox_t box[2];
     /* Owners, collective mode: how their last MPI-path calls ended, by doorbell
      * value, for helpers that sleep through them (a helper far behind finds
      * its entry reused and takes the call as done). */
@@ -99,6 +112,11 @@ ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uin
 /* A helper sleeps, without deadline while the owner lives, until the owner's
  * doorbell has reached `target` (wrapping counts compare as signed). */
 ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target);
+/* Owners of one node before a small-message call: publish sig as call seq (in
+ * box[seq & 1], after any data put there) and wait, with the deadline, until
+ * every owner of the node has published it; then each reads the others' with
+ * ddl_sig_check_owners. */
+ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq);
 /* Tell the node's ranks to stop waiting: this rank failed. */
 void ddl_node_abort(ddl_node_t *n);
 

@@ -49,6 +49,8 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
     snprintf(buf, len, "count %lld, %s, %s, %s", (long long)s->count, name_or(dt, t, sizeof(t), s->dtype),
              name_or(op, o, sizeof(o), s->op), name_or(al, a, sizeof(a), s->algo));
     size_t n = strlen(buf);
+    if (s->algo == DDL_ALGO_MPI && s->lane_algo && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " (through the control block)");
     if (s->algo != DDL_ALGO_MPI && n < len)
         n += (size_t)snprintf(buf + n, len - n, " (%s, chunk %llu)",
                               (unsigned)s->lane_algo < DDL_INTER_COUNT ? ddl_inter_algo_names[s->lane_algo] : "?",
@@ -77,7 +79,30 @@ ddl_status_t ddl_sig_check_node(const ddl_node_t *n, ddl_sig_t *node_sig)
     return DDL_OK;
 }
 
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s)
+ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint32_t seq)
+{
+    const ddl_sig_t *first = &n->ctrl->slots[0].box[seq & 1].sig;
+    for (int g = 0; g < gpus; g++) {
+        const ddl_sig_t *other = &n->ctrl->slots[g * lanes].box[seq & 1].sig;
+        if (other->bad == DDL_SIG_BAD_BUFFER)
+            return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
+                            "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
+        ddl_sig_t a = *first, b = *other;
+        a.bad = b.bad = 0;
+        if (ddl_sig_equal(&a, &b))
+            continue;
+        char da[160], db[160];
+        ddl_sig_describe(&a, da, sizeof(da));
+        ddl_sig_describe(&b, db, sizeof(db));
+        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (GPU "
+                         "0's owner) with %s; rank %d (GPU %d's owner) with %s; every rank must pass the same count, "
+                         "type and op, in the same order", n->host, n->node, n->world_of_local[0], da,
+                         n->world_of_local[g * lanes], g, db);
+    }
+    return DDL_OK;
+}
+
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking)
 {
     x->world_rank = world_rank;
     /* One MPI_MAX over (v, -v) gives every field's maximum and minimum. */
@@ -90,8 +115,12 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
     memcpy(x->ext, both, sizeof(both));
     x->comm = comm;
     x->active = 0;
-    if (MPI_Iallreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm, &x->req) != MPI_SUCCESS)
-        return ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of the call's signature failed");
+    int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm)
+                      : MPI_Iallreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm, &x->req);
+    if (rc != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI allreduce of the call's signature failed");
+    if (blocking)
+        x->req = MPI_REQUEST_NULL; /* MPI_Test of a null request completes at once */
     x->active = 1;
     return DDL_OK;
 }

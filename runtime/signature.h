@@ -39,6 +39,11 @@ struct ddl_node;
  * rank of the node reaches the same verdict. */
 ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
 
+/* After ddl_node_owners_meet for call seq: compare the owners' signatures of
+ * that call.  DDL_ERR_MISMATCH naming two owners, or DDL_ERR_INVALID_ARG naming
+ * an owner that marked its buffers bad (another than me_local). */
+ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus, uint32_t seq);
+
 /* One exchange of signatures over an MPI communicator, in flight. */
 typedef struct {
     MPI_Request req;
@@ -49,8 +54,11 @@ typedef struct {
 } ddl_sig_exchange_t;
 
 /* Start comparing s with every rank of comm (all must start one); world_rank
- * names this rank in messages. */
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s);
+ * names this rank in messages.  blocking: exchange now with the system MPI's
+ * blocking allreduce (the small-message path, which is MPI's own: a
+ * nonblocking one costs more than the message), else in flight until
+ * ddl_sig_finish. */
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking);
 /* Wait for it, at most `timeout` seconds, giving up when *abort becomes
  * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that

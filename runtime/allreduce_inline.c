@@ -1,0 +1,44 @@
+/* The smallest messages on one node, through the control block: each owner
+ * puts its data beside its call's signature in its slot, the owners meet once,
+ * check the signatures, and every owner reduces all the slots itself, in GPU
+ * order, so the results are bit-identical.  One meeting in all, where the
+ * system MPI_Allreduce plus a separate signature check would take two. */
+#include "config.h"
+
+#include <string.h>
+
+#include "algo.h"
+#include "comm.h"
+#include "log.h"
+
+int ddl_inline_fits(const ddl_comm_t *c, size_t bytes)
+{
+    return c->info.nnodes == 1 && c->set.algo == DDL_ALGO_AUTO && c->mem_now == DDL_MEM_HOST &&
+           bytes <= DDL_INLINE_BYTES && c->info.gpus_per_node <= DDL_MAX_GPUS;
+}
+
+void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes)
+{
+    memcpy(c->node.ctrl->slots[c->info.local_rank].box[c->seq & 1].data, sendbuf, bytes);
+}
+
+void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    const ddl_comm_info_t *in = &c->info;
+    const ddl_slot_t *slots = c->node.ctrl->slots;
+    unsigned parity = c->seq & 1;
+    size_t bytes = count * ddl_dtype_size(dtype);
+    /* Into a copy first: recvbuf may be this owner's own input (in place). */
+    _Alignas(64) unsigned char acc[DDL_INLINE_BYTES];
+    if (in->gpus_per_node == 1) {
+        memcpy(acc, slots[0].box[parity].data, bytes);
+    } else {
+        ddl_reduce_fn_t fn = ddl_reduce_fn(dtype, op);
+        fn(acc, slots[0].box[parity].data, slots[in->lanes].box[parity].data, count);
+        for (int g = 2; g < in->gpus_per_node; g++)
+            fn(acc, acc, slots[g * in->lanes].box[parity].data, count);
+    }
+    if (op == DDL_REDOP_AVG)
+        ddl_avg_finish(acc, count, dtype, in->gpus_per_node);
+    memcpy(recvbuf, acc, bytes);
+}
