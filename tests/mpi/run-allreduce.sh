@@ -21,6 +21,8 @@ layouts="
 4 1 1 serve      DDL_ALGO=lane:DDL_LANE_ALGO=rab
 2 2 1 collective DDL_ALGO=auto
 1 3 1 collective DDL_ALGO=mpi
+1 3 1 collective DDL_ALGO=auto
+1 2 2 serve      DDL_ALGO=auto
 "
 # A tuning file that sends each size band to another algorithm and chunk.
 tuning=$(mktemp)
