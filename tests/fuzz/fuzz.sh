@@ -30,7 +30,7 @@ done
 # hwloc 2.9 leaks objects of XML documents it rejects: not the project's.
 export LSAN_OPTIONS=suppressions=$src/etc/lsan.supp:print_suppressions=0
 status=0
-for t in ${FUZZ_TARGETS:-tuning grid cpulist plugstack powerai values plan_xml}; do
+for t in ${FUZZ_TARGETS:-tuning grid cpulist plugstack powerai values plan}; do
     bin=$out/fuzz-$t
     "$cc" $flags -fsanitize=fuzzer "$src/tests/fuzz/fuzz_$t.c" "${objs[@]}" -o "$bin" \
         $MPI_LIBS $PMIX_LIBS $HWLOC_LIBS -lm -lrt -lpthread
