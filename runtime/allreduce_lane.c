@@ -6,7 +6,6 @@
  * the transfer of the next and the write-back overlap. */
 #include "config.h"
 
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -128,33 +127,40 @@ ddl_status_t ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, 
     return DDL_OK;
 }
 
+struct chunk_arg {
+    ddl_comm_t *c;
+    int i;
+};
+
+/* Progress every schedule in flight; 1 when schedule i is done. */
+static int progress_chunks(void *arg)
+{
+    const struct chunk_arg *a = arg;
+    int rc = 1;
+    for (int j = 0; j < DDL_NSCHED; j++) {
+        int r = ddl_sched_progress(&a->c->sched[j]);
+        if (r < 0)
+            return r;
+        if (j == a->i)
+            rc = r;
+    }
+    return rc;
+}
+
 ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
 {
-    double deadline = ddl_now() + c->set.timeout;
-    for (unsigned spins = 0;; spins++) {
-        int rc = 1;
-        for (int j = 0; j < DDL_NSCHED; j++) {
-            int r = ddl_sched_progress(&c->sched[j]);
-            if (r < 0)
-                return ddl_error((ddl_status_t)r, "lane transfer failed in MPI");
-            if (j == i)
-                rc = r;
-        }
-        if (rc == 1)
-            return DDL_OK;
-        if ((spins & 1023) == 1023) {
-            if (ddl_now() > deadline) {
-                int peer = ddl_sched_waiting_for(&c->sched[i]);
-                int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
-                return ddl_error(DDL_ERR_TIMED_OUT, "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting "
-                                 "for rank %d on %s (node %d, lane of local rank %d)", c->set.timeout, wr,
-                                 wr >= 0 ? c->hosts[wr] : "?", peer, c->info.local_rank);
-            }
-            if (c->node.ctrl->abort_rank)
-                return ddl_error(DDL_ERR_PEER_FAILED, "lane transfer abandoned: a rank of this node failed");
-            sched_yield(); /* oversubscribed nodes: let the peers run */
-        }
+    struct chunk_arg a = {c, i};
+    ddl_status_t st = ddl_poll(progress_chunks, &a, c->set.timeout, &c->node.ctrl->abort_rank);
+    if (st == DDL_ERR_TIMED_OUT) {
+        int peer = ddl_sched_waiting_for(&c->sched[i]);
+        int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
+        return ddl_error(st, "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting for rank %d on %s (node %d, "
+                         "lane of local rank %d)", c->set.timeout, wr, wr >= 0 ? c->hosts[wr] : "?", peer,
+                         c->info.local_rank);
     }
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_error(st, "lane transfer abandoned: a rank of this node failed");
+    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
 }
 
 /* Chunk k is reduced into slot k % depth and started; chunk k - depth + 1 is

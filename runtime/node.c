@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,25 @@ double ddl_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort)
+{
+    double deadline = ddl_now() + timeout;
+    for (unsigned spins = 0;; spins++) {
+        int rc = step(arg);
+        if (rc == 1)
+            return DDL_OK;
+        if (rc < 0)
+            return (ddl_status_t)rc;
+        if ((spins & 1023) == 1023) {
+            if (ddl_now() > deadline)
+                return DDL_ERR_TIMED_OUT;
+            if (abort && atomic_load(abort))
+                return DDL_ERR_PEER_FAILED;
+            sched_yield();
+        }
+    }
 }
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected, double seconds)

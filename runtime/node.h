@@ -98,6 +98,13 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 /* Monotonic seconds. */
 double ddl_now(void);
 
+/* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; every
+ * 1024 polls it checks the deadline (timeout seconds from now) and the node's
+ * abort flag (abort may be NULL), and yields the CPU (oversubscribed nodes:
+ * let the peers run).  Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT /
+ * DDL_ERR_PEER_FAILED without a message: the caller says what it waited for. */
+ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort);
+
 /* All local ranks meet; `what` names the phase in a timeout message. */
 ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);
 /* An owner publishes a request to its helpers. */

@@ -1,7 +1,5 @@
 #include "config.h"
 
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,30 +165,27 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
                      wb, hosts[wb], db);
 }
 
+static int test_request(void *arg)
+{
+    int done = 0;
+    return MPI_Test(arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
+}
+
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
                             const char (*hosts)[DDL_HOST_LEN], const char *where)
 {
     if (!x->active)
         return DDL_OK;
     x->active = 0;
-    double deadline = ddl_now() + timeout;
-    for (unsigned spins = 0;; spins++) {
-        int done = 0;
-        if (MPI_Test(&x->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return ddl_error(DDL_ERR_MPI, "%s: MPI_Iallreduce of the call's signature failed", where);
-        if (done)
-            break;
-        if ((spins & 1023) == 1023) {
-            /* A request that never completes cannot be freed; it is left to MPI. */
-            if (ddl_now() > deadline)
-                return ddl_error(DDL_ERR_TIMED_OUT, "%s: the other nodes did not start this call within %.1f s "
-                                 "(DDL_TIMEOUT): a rank there may have stopped calling, or called with a count "
-                                 "that takes another path", where, timeout);
-            if (abort && atomic_load(abort))
-                return ddl_error(DDL_ERR_PEER_FAILED, "%s: abandoned: a rank of this node failed", where);
-            sched_yield();
-        }
-    }
+    /* A request that never completes cannot be freed; it is left to MPI. */
+    ddl_status_t st = ddl_poll(test_request, &x->req, timeout, abort);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "%s: the other nodes did not start this call within %.1f s (DDL_TIMEOUT): a rank there "
+                         "may have stopped calling, or called with a count that takes another path", where, timeout);
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_error(st, "%s: abandoned: a rank of this node failed", where);
+    if (st != DDL_OK)
+        return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
     for (int i = 0; i < DDL_SIG_FIELDS; i++)
         if (x->ext[i] != -x->ext[DDL_SIG_FIELDS + i] || (i == 7 && x->ext[i] != 0))
             return name_mismatch(x, hosts, where);
