@@ -94,13 +94,12 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
  * next allocation. */
 static ddl_status_t check_heap_room(const ddl_comm_t *c, const void *sendbuf, const void *recvbuf, size_t bytes)
 {
-    const ddl_shm_t *seg = &c->segs[c->info.gpu];
     const void *bufs[2] = {sendbuf, recvbuf};
     for (int i = 0; i < 2; i++) {
-        uintptr_t p = (uintptr_t)bufs[i], base = (uintptr_t)seg->base;
-        if (p < base + c->set.stage_size || p - base >= seg->size)
+        size_t off;
+        if (!ddl_comm_heap_offset(c, bufs[i], &off))
             continue; /* not from ddl_malloc */
-        size_t room = ddl_heap_room(&c->heap, (size_t)(p - base));
+        size_t room = ddl_heap_room(&c->heap, off);
         if (bytes > room)
             return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: %s holds %zu bytes from that address "
                              "(its ddl_malloc allocation) but the call needs %zu; pass the count of the buffer",
@@ -132,8 +131,9 @@ static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_
      * others fail the call with it instead of waiting for it. */
     ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, 0, c->seq,
                      c->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
-    char mine[512];
-    snprintf(mine, sizeof(mine), "%s", ddl_last_error());
+    char mine[512] = "";
+    if (c->own_error != DDL_OK) /* its reason, kept across the exchange */
+        snprintf(mine, sizeof(mine), "%s", ddl_last_error());
     ddl_status_t st;
     if (c->info.nnodes == 1) {
         st = ddl_node_owners_meet(&c->node, c->info.lanes, c->info.gpus_per_node, &sig, c->seq);
@@ -214,6 +214,7 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
     if (count == 0)
         return DDL_OK;
     c->seq++; /* calls that move data: a rank that skips one is caught by the next */
+    size_t bytes = (size_t)count * ddl_dtype_size(dtype); /* check_args refused what overflows */
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
     /* An owner's unusable buffers fail the call on every rank that waits for
@@ -231,9 +232,8 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
         else if (c->mem_now == DDL_MEM_DEVICE)
             c->own_error = ddl_gpu_wait_queued(stream, c->set.timeout);
         else
-            c->own_error = check_heap_room(c, sendbuf, recvbuf, (size_t)count * ddl_dtype_size(dtype));
+            c->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
     }
-    size_t bytes = (size_t)count * ddl_dtype_size(dtype);
     ddl_algo_id_t algo = choose(c, bytes);
     announce(c, algo, bytes);
     if (algo == DDL_ALGO_MPI)

@@ -14,7 +14,7 @@
 int ddl_inline_fits(const ddl_comm_t *c, size_t bytes)
 {
     return c->info.nnodes == 1 && c->set.algo == DDL_ALGO_AUTO && c->mem_now == DDL_MEM_HOST &&
-           bytes <= DDL_INLINE_BYTES && c->info.gpus_per_node <= DDL_MAX_GPUS;
+           bytes <= DDL_INLINE_BYTES;
 }
 
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes)

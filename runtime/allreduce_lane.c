@@ -198,11 +198,10 @@ static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, 
  * (staged through the owner's stage area). */
 static ddl_loc_kind_t locate(const ddl_comm_t *c, const void *buf, size_t bytes, uint64_t *off)
 {
-    const ddl_shm_t *seg = &c->segs[c->info.gpu];
-    /* In integers: buf + bytes may lie past the end of the address space. */
-    uintptr_t base = (uintptr_t)seg->base, p = (uintptr_t)buf;
-    if (p >= base + c->set.stage_size && p - base <= seg->size && bytes <= seg->size - (p - base)) {
-        *off = (uint64_t)(p - base);
+    size_t o;
+    /* bytes against the room left, not buf + bytes: that may lie past the end of the address space. */
+    if (ddl_comm_heap_offset(c, buf, &o) && bytes <= c->segs[c->info.gpu].size - o) {
+        *off = o;
         return DDL_LOC_HEAP;
     }
     *off = 0;

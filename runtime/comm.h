@@ -13,9 +13,7 @@
 #include "steps.h"
 #include "ddl_limits.h"
 
-
 #define DDL_NSCHED 4 /* the most chunks in flight between nodes (DDL_INFLIGHT) */
-
 
 typedef struct {
     void *ptr;
@@ -88,6 +86,9 @@ void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t d
 /* Wait for this call's signature exchange between nodes (a no-op when none
  * is in flight): DDL_ERR_MISMATCH when any node called differently. */
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);
+/* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
+ * owner's segment (malloc.c). */
+int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off);
 /* Mark the communicator broken and tell the node's ranks to stop waiting. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);
 

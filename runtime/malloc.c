@@ -3,6 +3,7 @@
  * are ordinary memory. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "comm.h"
@@ -69,4 +70,14 @@ ddl_status_t ddl_free(ddl_comm_t *c, void *ptr)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_free: %p was not returned by ddl_malloc on this communicator", ptr);
     ddl_shm_release(seg, (size_t)((char *)ptr - (char *)seg->base), len);
     return DDL_OK;
+}
+
+int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off)
+{
+    const ddl_shm_t *seg = &c->segs[c->info.gpu];
+    uintptr_t base = (uintptr_t)seg->base, p = (uintptr_t)buf; /* integers: no pointer past its object */
+    if (p < base + c->set.stage_size || p - base >= seg->size)
+        return 0;
+    *off = (size_t)(p - base);
+    return 1;
 }

@@ -116,13 +116,17 @@ static const ddl_param_t *find_param(const char *name)
     return NULL;
 }
 
+/* The environment's value, or the default when it is unset or empty. */
+static const char *value_of(const ddl_param_t *p)
+{
+    const char *v = getenv(p->name);
+    return v && *v ? v : p->defval;
+}
+
 const char *ddl_param_string(const char *name)
 {
     const ddl_param_t *p = find_param(name);
-    const char *v = getenv(name);
-    if (v && *v)
-        return v;
-    return p ? p->defval : "";
+    return p ? value_of(p) : "";
 }
 
 static ddl_status_t bad_value(const ddl_param_t *p, const char *value, const char *expect)
@@ -139,8 +143,8 @@ static void expectation(const ddl_param_t *p, char *buf, size_t len)
         snprintf(buf, len, "an integer from %.0f to %.0f", p->min, p->max);
         return;
     case DDL_PARAM_SIZE:
-        snprintf(buf, len, "a byte count such as 65536, 64K or 16M%s%s%s", p->auto_word ? ", or " : "",
-                 p->auto_word ? p->auto_word : "", p->min > 0 ? "" : "");
+        snprintf(buf, len, "a byte count such as 65536, 64K or 16M%s%s", p->auto_word ? ", or " : "",
+                 p->auto_word ? p->auto_word : "");
         return;
     case DDL_PARAM_SECONDS:
         snprintf(buf, len, "a positive number of seconds");
@@ -163,7 +167,7 @@ static void expectation(const ddl_param_t *p, char *buf, size_t len)
 /* Read p from the environment into *dst (the field, of the kind's C type). */
 static ddl_status_t read_param(const ddl_param_t *p, void *dst)
 {
-    const char *v = ddl_param_string(p->name);
+    const char *v = value_of(p);
     char expect[256];
     int bad = 0;
     switch (p->kind) {
@@ -225,7 +229,7 @@ static ddl_status_t load_target(ddl_param_target_t target, void *base)
         const ddl_param_t *p = &params[i];
         if (p->target != target)
             continue;
-        ddl_status_t st = p->kind == DDL_PARAM_STRING ? p->load(base, ddl_param_string(p->name))
+        ddl_status_t st = p->kind == DDL_PARAM_STRING ? p->load(base, value_of(p))
                                                       : read_param(p, (char *)base + p->field);
         if (st != DDL_OK)
             return st;

@@ -40,8 +40,9 @@ struct ddl_node;
 ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
 
 /* After ddl_node_owners_meet for call seq: compare the owners' signatures of
- * that call.  DDL_ERR_MISMATCH naming two owners, or DDL_ERR_INVALID_ARG naming
- * an owner that marked its buffers bad (another than me_local). */
+ * that call.  DDL_ERR_MISMATCH naming two owners (logged), or
+ * DDL_ERR_INVALID_ARG naming an owner that marked its buffers bad (recorded
+ * only: that owner keeps its own message, the others report it). */
 ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus, uint32_t seq);
 
 /* One exchange of signatures over an MPI communicator, in flight. */
