@@ -137,6 +137,38 @@ typedef enum {
 ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                   ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *comm);
 
+/* Nonblocking allreduce.  The call checks its arguments and queues the
+ * collective; *req says when it is done.  Requests complete in the order they
+ * were posted, on every rank in the same order, and give the same result as
+ * ddl_allreduce.  With MPI_THREAD_MULTIPLE (ddl_init_mpi asks for it) a
+ * progress thread of the communicator carries them, together with the helpers,
+ * while the caller goes on; otherwise they run inside ddl_test and ddl_wait.
+ * The buffers belong to the request until it is done.  Posting is safe from
+ * any thread; the order of posting is the order of the collectives. */
+typedef struct ddl_request ddl_request_t;
+ddl_status_t ddl_iallreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                            ddl_comm_t *comm, ddl_request_t **req);
+/* For device buffers: the collective starts after the work queued on stream
+ * at the time of the call (an event the progress thread polls; the calling
+ * thread does not wait).  stream NULL: after the work of the legacy default
+ * stream (which follows every blocking stream). */
+ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                   ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *comm,
+                                   ddl_request_t **req);
+/* *done = 1 and the request's status once it has completed (its error message
+ * becomes this thread's ddl_last_error); *done = 0 and DDL_OK before. */
+ddl_status_t ddl_test(ddl_request_t *req, int *done);
+/* Wait for the request; returns its status.  A request that fails, and every
+ * request behind it on the communicator, fails on every rank. */
+ddl_status_t ddl_wait(ddl_request_t *req);
+/* Device work queued on stream after this call waits for the request to
+ * complete; the calling thread does not.  Needs a library built with CUDA.
+ * Free the request only after the stream has passed that point. */
+ddl_status_t ddl_wait_stream(ddl_request_t *req, void *stream);
+/* Release a request.  One still in flight completes and is released then
+ * (its buffers stay the library's until ddl_comm_destroy, which waits for it). */
+ddl_status_t ddl_request_free(ddl_request_t *req);
+
 /* Helpers in serve mode: do this rank's part of every collective its owner starts;
  * returns DDL_OK when the owners destroy the communicator. */
 ddl_status_t ddl_serve(ddl_comm_t *comm);

@@ -8,6 +8,7 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "engine.h"
 #include "gpu.h"
 #include "log.h"
 #include "signature.h"
@@ -18,8 +19,8 @@ static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: not a live communicator (destroyed, or never created)");
     if (c->broken)
-        return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed; "
-                         "destroy it");
+        return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed (%s); "
+                         "destroy it", c->broken_why);
     if ((unsigned)dtype >= DDL_DTYPE_COUNT)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: unknown datatype %d", (int)dtype);
     if ((unsigned)op >= DDL_REDOP_COUNT)
@@ -195,34 +196,47 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
     return DDL_OK;
 }
 
-ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
-                           ddl_comm_t *c)
-{
-    return ddl_allreduce_stream(sendbuf, recvbuf, count, dtype, op, DDL_MEM_AUTO, NULL, c);
-}
-
-ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
-                                  ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c)
+ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                      ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_call_t *call)
 {
     ddl_status_t st = check_args(sendbuf, recvbuf, count, dtype, op, c);
     if (st != DDL_OK)
         return st;
     if ((unsigned)mem > DDL_MEM_DEVICE)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_stream: unknown memory kind %d", (int)mem);
+    if (sendbuf == DDL_IN_PLACE)
+        sendbuf = recvbuf;
+    *call = (ddl_call_t){sendbuf, recvbuf, count, dtype, op, DDL_MEM_HOST, stream, NULL};
+    /* Where the buffers are is asked now, on the caller's thread (its CUDA
+     * context); the runner may be the progress thread. */
+    if (c->info.role == DDL_ROLE_OWNER && count > 0)
+        call->mem = locate_memory(sendbuf, recvbuf, mem);
+    return DDL_OK;
+}
+
+ddl_status_t ddl_allreduce_run(const ddl_call_t *call, ddl_comm_t *c)
+{
+    const void *sendbuf = call->sendbuf;
+    void *recvbuf = call->recvbuf;
+    int64_t count = call->count;
+    ddl_dtype_t dtype = call->dtype;
+    ddl_redop_t op = call->op;
+    ddl_status_t st;
+    if (c->broken)
+        return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed (%s); "
+                         "destroy it", c->broken_why);
     if (c->set.check && (st = check_same_args(count, dtype, op, c)) != DDL_OK)
         return st;
     if (count == 0)
         return DDL_OK;
     c->seq++; /* calls that move data: a rank that skips one is caught by the next */
     size_t bytes = (size_t)count * ddl_dtype_size(dtype); /* check_args refused what overflows */
-    if (sendbuf == DDL_IN_PLACE)
-        sendbuf = recvbuf;
     /* An owner's unusable buffers fail the call on every rank that waits for
      * it (c->own_error), not only on the owner. */
     c->mem_now = DDL_MEM_HOST;
     c->own_error = DDL_OK;
     if (c->info.role == DDL_ROLE_OWNER) {
-        c->mem_now = locate_memory(sendbuf, recvbuf, mem);
+        c->mem_now = call->mem;
         if (c->mem_now == DDL_MEM_AUTO)
             c->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf is %s memory but recvbuf "
                                      "is %s memory: pass both on the host or both on the device", c->info.rank,
@@ -230,7 +244,8 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
                                      ddl_gpu_is_device(recvbuf) ? "device" : "host");
         /* Other processes read the buffers: the work that fills them must be done. */
         else if (c->mem_now == DDL_MEM_DEVICE)
-            c->own_error = ddl_gpu_wait_queued(stream, c->set.timeout);
+            c->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)
+                                       : ddl_gpu_wait_queued(call->stream, c->set.timeout);
         else
             c->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
     }

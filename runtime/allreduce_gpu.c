@@ -172,7 +172,7 @@ static ddl_status_t map_buffers(ddl_comm_t *c, struct ddl_gpu *g, const void *ow
     const ddl_comm_info_t *in = &c->info;
     for (int k = 0; k < v->gpus; k++) {
         int owner = k * in->lanes;
-        const ddl_request_t *rq = &c->node.ctrl->slots[owner].req;
+        const ddl_node_req_t *rq = &c->node.ctrl->slots[owner].req;
         if (owner == in->local_rank) {
             v->in[k] = own_send;
             v->out[k] = own_recv;
@@ -199,7 +199,7 @@ ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, const void *own_send, void *own_re
     int prev_dev = -1;
     (void)cudaGetDevice(&prev_dev); /* the caller's device is restored on return */
     struct ddl_gpu *g;
-    const ddl_request_t *mine = &c->node.ctrl->slots[in->gpu * in->lanes].req;
+    const ddl_node_req_t *mine = &c->node.ctrl->slots[in->gpu * in->lanes].req;
     ddl_status_t st = ddl_gpu_state(c, mine->pci_bus_id, &g);
     if (st == DDL_OK)
         st = map_buffers(c, g, own_send, own_recv, &v);

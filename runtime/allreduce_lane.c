@@ -218,7 +218,7 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
                          ddl_redop_t op)
 {
     size_t bytes = count * ddl_dtype_size(dtype);
-    ddl_request_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
+    ddl_node_req_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
     rq->count = (int64_t)count;
     rq->dtype = dtype;
     rq->op = op;
@@ -368,7 +368,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         ddl_explore_begin(c);
     if (owner)
         post_request(c, sendbuf, recvbuf, count, dtype, op);
-    const ddl_request_t *mine = &c->node.ctrl->slots[in->local_rank].req;
+    const ddl_node_req_t *mine = &c->node.ctrl->slots[in->local_rank].req;
     /* Staged buffers go through in rounds as large as the stage area; when every
      * owner's buffers are shared, one round takes the whole message.  A staged
      * owner fills its first round before the first barrier; everyone learns
@@ -392,7 +392,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         }
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
-            const ddl_request_t *rq = &c->node.ctrl->slots[g * in->lanes].req;
+            const ddl_node_req_t *rq = &c->node.ctrl->slots[g * in->lanes].req;
             staged |= rq->in_kind == DDL_LOC_STAGE || rq->out_kind == DDL_LOC_STAGE;
             v.in[g] = loc_ptr(c, g, rq->in_kind, rq->in_off, r0 * v.esize);
             v.out[g] = (char *)loc_ptr(c, g, rq->out_kind, rq->out_off, r0 * v.esize);

@@ -114,6 +114,7 @@ static void release(ddl_comm_t *c)
     free(c->hosts);
     free(c->world_of_local);
     free(c->world_of_lane);
+    free_comm(&c->owners_app);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
     free_comm(&c->node_comm);
@@ -189,6 +190,9 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
     if (st == DDL_OK && c->owners != MPI_COMM_NULL) {
         MPI_Comm_rank(c->owners, &in->owner_rank);
         MPI_Comm_size(c->owners, &in->owner_size);
+        /* The application's copy: its collectives on it may run while the
+         * progress thread runs ours on c->owners. */
+        st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_app), "MPI_Comm_dup (owners)");
     }
     return st;
 }
@@ -458,7 +462,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     ddl_comm_t *c = calloc(1, sizeof(*c));
     if (!c)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
-    c->world = c->node_comm = c->lane_comm = c->owners = MPI_COMM_NULL;
+    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = MPI_COMM_NULL;
     c->node.seg.fd = -1;
     ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
     if (st != DDL_OK) {
@@ -491,6 +495,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(agree(c, ddl_gpu_comm_setup(c)), st, fail);
     if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
+    ddl_engine_init(&c->engine);
     c->magic = DDL_COMM_LIVE;
     log_lane_map(c);
     log_tuning(c);
@@ -506,6 +511,7 @@ ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
 {
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_destroy: not a live communicator (destroyed already?)");
+    ddl_engine_drain(&c->engine); /* every posted request completes first */
     c->magic = DDL_COMM_DEAD;
     if (c->helper_mode == DDL_HELPERS_SERVE && c->info.role == DDL_ROLE_OWNER && !c->broken) {
         c->node.ctrl->slots[c->info.local_rank].req.shutdown = 1;
@@ -545,7 +551,7 @@ void ddl_comm_stats_reset(ddl_comm_t *c)
 
 MPI_Comm ddl_comm_owners(const ddl_comm_t *c)
 {
-    return ddl_comm_is_live(c) ? c->owners : MPI_COMM_NULL;
+    return ddl_comm_is_live(c) ? c->owners_app : MPI_COMM_NULL;
 }
 
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
@@ -556,6 +562,8 @@ ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
 
 ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)
 {
+    if (!c->broken)
+        snprintf(c->broken_why, sizeof(c->broken_why), "%s", *ddl_last_error() ? ddl_last_error() : ddl_status_string(st));
     c->broken = true;
     if (c->node.ctrl)
         ddl_node_abort(&c->node);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ddl.h"
+#include "engine.h"
 #include "explore.h"
 #include "heap.h"
 #include "node.h"
@@ -24,6 +25,7 @@ struct ddl_comm {
     uint32_t magic; /* live or dead: see ddl_comm_is_live */
     struct ddl_comm *next_dead;  /* destroyed: the list that keeps it (comm.c) */
     MPI_Comm world, node_comm, lane_comm, owners;
+    MPI_Comm owners_app;         /* ddl_comm_owners: the application's, apart from the runtime's */
     ddl_comm_info_t info;
     ddl_helper_mode_t helper_mode;
     ddl_settings_t set;
@@ -55,6 +57,8 @@ struct ddl_comm {
     uint32_t seq;                /* calls with count > 0 so far: the signature's call number */
     ddl_sig_exchange_t sigx;     /* this call's signature on its way between nodes */
     bool broken;                 /* a collective failed: later calls fail at once */
+    char broken_why[256];        /* the message of the failure that broke it */
+    ddl_engine_t engine;         /* posted requests and the progress thread (engine.c) */
     unsigned logged_algos;       /* algorithms already announced at INFO */
     unsigned long long model_logged; /* chunk sizes (log2) whose model choice was announced */
 };

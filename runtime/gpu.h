@@ -50,6 +50,14 @@ ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes);
 /* Wait for the work queued on stream (a cudaStream_t), or on the whole device
  * when stream is NULL, before other processes read the owner's buffers. */
 ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout);
+/* The same split in two for nonblocking calls: record an event on stream (NULL:
+ * the legacy default stream) on the posting thread; the runner waits for it. */
+ddl_status_t ddl_gpu_record(void *stream, void **event);
+ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout);
+void ddl_gpu_event_free(void *event);
+/* Work queued on stream after this call waits until done(arg) holds (a host
+ * function on the stream polls it, up to timeout seconds). */
+ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout);
 
 /* At communicator creation (collective): the transport every rank can use,
  * agreed over the communicator.  Without CUDA it only checks DDL_GPU_TRANSPORT. */

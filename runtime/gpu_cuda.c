@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h> /* the driver's pointer attributes (types only: no link to libcuda) */
 #include <mpi.h>
@@ -132,6 +133,71 @@ ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
         return ddl_error(DDL_ERR_TIMED_OUT, "the work queued on the caller's stream did not finish within %.1f s "
                          "(DDL_TIMEOUT)", timeout);
     return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the stream's queued work");
+}
+
+ddl_status_t ddl_gpu_record(void *stream, void **event)
+{
+    cudaEvent_t ev;
+    cudaError_t rc = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (rc != cudaSuccess)
+        return ddl_cuda_error(rc, "creating the event that orders the request after the caller's stream");
+    if ((rc = cudaEventRecord(ev, (cudaStream_t)stream)) != cudaSuccess) {
+        cudaEventDestroy(ev);
+        return ddl_cuda_error(rc, "recording the caller's stream");
+    }
+    *event = ev;
+    return DDL_OK;
+}
+
+/* Polled, not cudaEventSynchronize: the wait has a deadline. */
+ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout)
+{
+    double deadline = ddl_now() + timeout;
+    cudaError_t rc;
+    while ((rc = cudaEventQuery((cudaEvent_t)event)) == cudaErrorNotReady && ddl_now() < deadline)
+        sched_yield();
+    if (rc == cudaErrorNotReady)
+        return ddl_error(DDL_ERR_TIMED_OUT, "the work queued on the caller's stream did not finish within %.1f s "
+                         "(DDL_TIMEOUT)", timeout);
+    return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the stream's queued work");
+}
+
+void ddl_gpu_event_free(void *event)
+{
+    if (event)
+        cudaEventDestroy((cudaEvent_t)event);
+}
+
+struct host_wait {
+    int (*done)(void *arg);
+    void *arg;
+    double timeout;
+};
+
+/* On CUDA's host-function thread: no CUDA calls here. */
+static void CUDART_CB wait_on_host(void *p)
+{
+    struct host_wait w = *(struct host_wait *)p;
+    free(p);
+    double deadline = ddl_now() + w.timeout;
+    while (!w.done(w.arg) && ddl_now() < deadline) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout)
+{
+    struct host_wait *w = malloc(sizeof(*w));
+    if (!w)
+        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_wait_stream: out of memory");
+    *w = (struct host_wait){done, arg, timeout};
+    cudaError_t rc = cudaLaunchHostFunc((cudaStream_t)stream, wait_on_host, w);
+    if (rc != cudaSuccess) {
+        free(w);
+        return ddl_cuda_error(rc, "ddl_wait_stream: cudaLaunchHostFunc");
+    }
+    return DDL_OK;
 }
 
 /* ---- IPC mappings -------------------------------------------------------------- */

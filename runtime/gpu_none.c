@@ -49,6 +49,30 @@ ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
     return DDL_OK;
 }
 
+ddl_status_t ddl_gpu_record(void *stream, void **event)
+{
+    (void)stream;
+    *event = NULL;
+    return DDL_OK;
+}
+
+ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout)
+{
+    (void)event, (void)timeout;
+    return DDL_OK;
+}
+
+void ddl_gpu_event_free(void *event)
+{
+    (void)event;
+}
+
+ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout)
+{
+    (void)stream, (void)done, (void)arg, (void)timeout;
+    return ddl_error(DDL_ERR_NOT_SUPPORTED, "ddl_wait_stream needs libddl built with CUDA; use ddl_wait");
+}
+
 ddl_status_t ddl_gpu_comm_setup(ddl_comm_t *c)
 {
     if (c->set.gpu_transport != DDL_GPU_AUTO && c->set.gpu_transport != DDL_GPU_STAGED)

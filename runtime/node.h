@@ -43,7 +43,7 @@ typedef struct {
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
     char pci_bus_id[32];       /* device buffers: the owner's GPU */
     ddl_gpu_ref_t in_ref, out_ref;
-} ddl_request_t;
+} ddl_node_req_t;
 
 #define DDL_INLINE_BYTES 1024 /* the largest message that goes through the control block */
 
@@ -70,7 +70,7 @@ typedef struct {
         _Atomic uint32_t bell;
         int32_t status;
     } outcome[16];
-    ddl_request_t req;
+    ddl_node_req_t req;
 } ddl_slot_t;
 
 typedef struct {

@@ -21,7 +21,7 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
         if (st != DDL_OK)
             return ddl_comm_fail(c, st);
         c->doorbell_seen = bell;
-        const ddl_request_t *rq = &c->node.ctrl->slots[owner].req;
+        const ddl_node_req_t *rq = &c->node.ctrl->slots[owner].req;
         if (rq->shutdown)
             return DDL_OK;
         DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)rq->count,

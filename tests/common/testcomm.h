@@ -4,11 +4,18 @@
 #define DDL_TESTCOMM_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "ddl.h"
 
+/* MPI's thread level: DDL_TEST_MPI_THREAD=multiple (a progress thread carries
+ * nonblocking requests) or single (they run in ddl_test / ddl_wait); the
+ * default is multiple. */
 static inline ddl_comm_t *ddl_test_comm(int *argc, char ***argv, ddl_config_t *cfg, ddl_comm_info_t *info)
 {
-    MPI_Init(argc, argv);
+    const char *lv = getenv("DDL_TEST_MPI_THREAD");
+    int provided;
+    MPI_Init_thread(argc, argv, lv && strcmp(lv, "single") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
     ddl_comm_t *comm = NULL;
     ddl_status_t st = ddl_config_init(cfg);
     if (st == DDL_OK)

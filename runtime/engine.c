@@ -1,0 +1,265 @@
+/* The request engine (engine.h): a queue of posted calls per communicator,
+ * one runner at a time, and a progress thread that runs them in posting order
+ * while the caller goes on.  Every rank posts the same calls in the same order,
+ * so running them in order keeps the ranks' collectives matched.
+ *
+ * Only one call runs at a time on a communicator (`busy`), on the progress
+ * thread or on a caller: a blocking ddl_allreduce with nothing queued runs on
+ * its own thread and pays no hand-off; one posted behind queued requests waits
+ * its turn like them. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "engine.h"
+#include "gpu.h"
+#include "log.h"
+
+void ddl_engine_init(ddl_engine_t *e)
+{
+    memset(e, 0, sizeof(*e));
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->posted, NULL);
+    pthread_cond_init(&e->completed, NULL);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    e->threaded = level == MPI_THREAD_MULTIPLE;
+}
+
+/* Run r (popped by the caller, busy set) without the lock, then complete it.
+ * Called and returns with the lock held. */
+static void run_locked(ddl_engine_t *e, struct ddl_request *r)
+{
+    atomic_store(&r->state, DDL_REQ_RUNNING);
+    pthread_mutex_unlock(&e->lock);
+    ddl_status_t st = ddl_allreduce_run(&r->call, r->comm);
+    ddl_gpu_event_free(r->call.ready);
+    pthread_mutex_lock(&e->lock);
+    r->status = st;
+    if (st != DDL_OK)
+        snprintf(r->error, sizeof(r->error), "%s", ddl_last_error());
+    e->busy = 0;
+    e->outstanding--;
+    int freed = r->freed;
+    atomic_store(&r->state, DDL_REQ_DONE); /* the caller may free r from here on */
+    if (freed)
+        free(r);
+    pthread_cond_broadcast(&e->completed);
+    pthread_cond_broadcast(&e->posted); /* the runner is free again */
+}
+
+static struct ddl_request *pop(ddl_engine_t *e)
+{
+    struct ddl_request *r = e->head;
+    e->head = r->next;
+    if (!e->head)
+        e->tail = NULL;
+    e->busy = 1;
+    return r;
+}
+
+static void *progress_main(void *arg)
+{
+    ddl_engine_t *e = arg;
+    pthread_mutex_lock(&e->lock);
+    for (;;) {
+        while (!e->stop && (!e->head || e->busy))
+            pthread_cond_wait(&e->posted, &e->lock);
+        if (e->stop && !e->head)
+            break;
+        run_locked(e, pop(e));
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+/* With the lock held. */
+static ddl_status_t start_thread(ddl_engine_t *e)
+{
+    if (e->thread_on || !e->threaded)
+        return DDL_OK;
+    /* Signals stay with the application's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&e->thread, NULL, progress_main, e);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) { /* the requests run in ddl_test / ddl_wait instead */
+        e->threaded = 0;
+        DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "cannot start the progress thread (%s): requests progress in ddl_test and ddl_wait",
+                 strerror(rc));
+        return DDL_OK;
+    }
+    e->thread_on = 1;
+    return DDL_OK;
+}
+
+/* Without a progress thread the waiting caller runs the queue up to r.  With
+ * one it sleeps until r completes: every wait inside a call has DDL_TIMEOUT,
+ * so the runner always comes back. */
+static void wait_locked(ddl_engine_t *e, struct ddl_request *r)
+{
+    while (atomic_load(&r->state) != DDL_REQ_DONE) {
+        if (!e->threaded && e->head && !e->busy)
+            run_locked(e, pop(e));
+        else
+            pthread_cond_wait(&e->completed, &e->lock);
+    }
+}
+
+static ddl_status_t finish(struct ddl_request *r)
+{
+    if (r->status != DDL_OK)
+        ddl_log_keep_error(r->error);
+    return r->status;
+}
+
+static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **out)
+{
+    struct ddl_request *r = calloc(1, sizeof(*r));
+    if (!r)
+        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_iallreduce: out of memory for the request");
+    r->call = *call;
+    r->comm = c;
+    ddl_engine_t *e = &c->engine;
+    pthread_mutex_lock(&e->lock);
+    if (e->tail)
+        e->tail->next = r;
+    else
+        e->head = r;
+    e->tail = r;
+    e->outstanding++;
+    start_thread(e);
+    pthread_cond_signal(&e->posted);
+    pthread_mutex_unlock(&e->lock);
+    *out = r;
+    return DDL_OK;
+}
+
+ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                   ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_request_t **req)
+{
+    if (!req)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_iallreduce: req is NULL");
+    *req = NULL;
+    ddl_call_t call;
+    ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
+    if (st == DDL_OK && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+        return st;
+    return st == DDL_OK ? post(&call, c, req) : st;
+}
+
+ddl_status_t ddl_iallreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                            ddl_comm_t *c, ddl_request_t **req)
+{
+    return ddl_iallreduce_stream(sendbuf, recvbuf, count, dtype, op, DDL_MEM_AUTO, NULL, c, req);
+}
+
+ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                  ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c)
+{
+    ddl_call_t call;
+    ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
+    if (st != DDL_OK)
+        return st;
+    ddl_engine_t *e = &c->engine;
+    pthread_mutex_lock(&e->lock);
+    if (!e->head && !e->busy) { /* nothing ahead of it: run here, no hand-off */
+        e->busy = 1;
+        pthread_mutex_unlock(&e->lock);
+        st = ddl_allreduce_run(&call, c);
+        pthread_mutex_lock(&e->lock);
+        e->busy = 0;
+        pthread_cond_broadcast(&e->posted);
+        pthread_mutex_unlock(&e->lock);
+        return st;
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+        return st;
+    ddl_request_t *r;
+    if ((st = post(&call, c, &r)) != DDL_OK)
+        return st;
+    st = ddl_wait(r);
+    ddl_request_free(r);
+    return st;
+}
+
+ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                           ddl_comm_t *c)
+{
+    return ddl_allreduce_stream(sendbuf, recvbuf, count, dtype, op, DDL_MEM_AUTO, NULL, c);
+}
+
+ddl_status_t ddl_test(ddl_request_t *r, int *done)
+{
+    if (!r || !done)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_test: %s is NULL", r ? "done" : "req");
+    ddl_engine_t *e = &r->comm->engine;
+    pthread_mutex_lock(&e->lock);
+    if (!e->threaded) /* nothing else moves it */
+        wait_locked(e, r);
+    *done = atomic_load(&r->state) == DDL_REQ_DONE;
+    pthread_mutex_unlock(&e->lock);
+    return *done ? finish(r) : DDL_OK;
+}
+
+ddl_status_t ddl_wait(ddl_request_t *r)
+{
+    if (!r)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_wait: req is NULL");
+    ddl_engine_t *e = &r->comm->engine;
+    pthread_mutex_lock(&e->lock);
+    wait_locked(e, r);
+    pthread_mutex_unlock(&e->lock);
+    return finish(r);
+}
+
+static int request_done(void *arg)
+{
+    return atomic_load(&((struct ddl_request *)arg)->state) == DDL_REQ_DONE;
+}
+
+ddl_status_t ddl_wait_stream(ddl_request_t *r, void *stream)
+{
+    if (!r)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_wait_stream: req is NULL");
+    return ddl_gpu_stream_wait_host(stream, request_done, r, r->comm->set.timeout);
+}
+
+ddl_status_t ddl_request_free(ddl_request_t *r)
+{
+    if (!r)
+        return DDL_OK;
+    /* A destroyed communicator keeps its struct (and so the lock): see comm.c. */
+    ddl_engine_t *e = &r->comm->engine;
+    pthread_mutex_lock(&e->lock);
+    int done = atomic_load(&r->state) == DDL_REQ_DONE;
+    if (!done)
+        r->freed = 1;
+    pthread_mutex_unlock(&e->lock);
+    if (done)
+        free(r);
+    return DDL_OK;
+}
+
+void ddl_engine_drain(ddl_engine_t *e)
+{
+    pthread_mutex_lock(&e->lock);
+    while (e->outstanding > 0 || e->busy) {
+        if (!e->threaded && e->head && !e->busy)
+            run_locked(e, pop(e));
+        else
+            pthread_cond_wait(&e->completed, &e->lock);
+    }
+    e->stop = 1;
+    pthread_cond_broadcast(&e->posted);
+    int joined = e->thread_on;
+    e->thread_on = 0;
+    pthread_mutex_unlock(&e->lock);
+    if (joined)
+        pthread_join(e->thread, NULL);
+}

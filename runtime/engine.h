@@ -1,0 +1,65 @@
+/* The request engine: every allreduce, blocking or not, is a request that is
+ * posted (arguments checked, queued), progressed (run by the communicator's
+ * progress thread, or by the caller when there is none) and completed (status
+ * and message kept for ddl_test / ddl_wait), in posting order. */
+#ifndef DDL_ENGINE_H
+#define DDL_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ddl.h"
+
+struct ddl_comm;
+
+/* One call's arguments and per-call state, as posted. */
+typedef struct {
+    const void *sendbuf; /* DDL_IN_PLACE already resolved */
+    void *recvbuf;
+    int64_t count;
+    ddl_dtype_t dtype;
+    ddl_redop_t op;
+    ddl_memory_t mem;    /* owners: HOST, DEVICE, or AUTO when the two buffers differ */
+    void *stream;        /* device buffers: the caller's stream (a cudaStream_t; NULL: the device) */
+    void *ready;         /* nonblocking calls on device buffers: an event recorded on stream at
+                            posting; NULL: the runner (the caller) waits for stream itself */
+} ddl_call_t;
+
+typedef enum { DDL_REQ_QUEUED = 0, DDL_REQ_RUNNING, DDL_REQ_DONE } ddl_req_state_t;
+
+struct ddl_request {
+    ddl_call_t call;
+    struct ddl_comm *comm;
+    struct ddl_request *next;  /* the engine's queue */
+    _Atomic int state;         /* ddl_req_state_t; DONE is written last, under the lock */
+    int freed;                 /* ddl_request_free came first: the engine frees it */
+    ddl_status_t status;
+    char error[512];           /* the runner's ddl_last_error for a failed request */
+};
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t posted;    /* a request was queued, or the runner became free */
+    pthread_cond_t completed; /* a request completed */
+    struct ddl_request *head, *tail;
+    int busy;                 /* a request is running (on the thread or a caller) */
+    int threaded;             /* MPI_THREAD_MULTIPLE: a progress thread carries the requests */
+    int thread_on, stop;
+    pthread_t thread;
+    unsigned outstanding;     /* posted and not yet completed */
+} ddl_engine_t;
+
+/* At communicator creation: threaded when MPI gives MPI_THREAD_MULTIPLE (the
+ * thread starts with the first nonblocking request). */
+void ddl_engine_init(ddl_engine_t *e);
+/* At destruction: wait for every outstanding request, stop the thread. */
+void ddl_engine_drain(ddl_engine_t *e);
+
+/* Run one posted call to completion on the calling thread (allreduce.c). */
+ddl_status_t ddl_allreduce_run(const ddl_call_t *call, struct ddl_comm *c);
+/* Check a call's arguments and fill *call (allreduce.c); nothing is queued. */
+ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                      ddl_redop_t op, ddl_memory_t mem, void *stream, struct ddl_comm *c,
+                                      ddl_call_t *call);
+
+#endif
