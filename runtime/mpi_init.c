@@ -13,9 +13,12 @@ ddl_status_t ddl_init_mpi(void)
     MPI_Initialized(&done);
     if (done)
         return DDL_OK;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "MPI_Init_thread failed: start the program with srun --mpi=pmix or mpirun");
     initialised_here = 1;
+    if (provided < MPI_THREAD_MULTIPLE)
+        DDL_INFO(DDL_SUBSYS_INIT, "MPI gives thread level %d, not MPI_THREAD_MULTIPLE: nonblocking allreduces progress "
+                 "in ddl_test and ddl_wait, without a progress thread", provided);
     return DDL_OK;
 }
 

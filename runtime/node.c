@@ -37,21 +37,39 @@ double ddl_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Spin (yielding now and then) for the first POLL_SPIN_S of a wait: short
+ * waits end without a sleep.  After that the poller sleeps between looks, for
+ * an eighth of the time waited so far (at most POLL_SLEEP_MAX_S), so a wait
+ * ends at most about 12% late while a long one (a chunk on a slow link) leaves
+ * the core to the ranks that compute: on a node with fewer cores than
+ * processes a spinning poller would take a core's share from the training. */
+#define POLL_SPIN_S 1e-3
+#define POLL_SLEEP_MAX_S 200e-6
+
 ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort)
 {
-    double deadline = ddl_now() + timeout;
+    double start = ddl_now(), deadline = start + timeout;
     for (unsigned spins = 0;; spins++) {
         int rc = step(arg);
         if (rc == 1)
             return DDL_OK;
         if (rc < 0)
             return (ddl_status_t)rc;
-        if ((spins & 1023) == 1023) {
-            if (ddl_now() > deadline)
+        if ((spins & 255) == 255) {
+            double now = ddl_now();
+            if (now > deadline)
                 return DDL_ERR_TIMED_OUT;
             if (abort && atomic_load(abort))
                 return DDL_ERR_PEER_FAILED;
-            sched_yield();
+            double waited = now - start;
+            if (waited < POLL_SPIN_S) {
+                sched_yield();
+                continue;
+            }
+            double nap = waited / 8 < POLL_SLEEP_MAX_S ? waited / 8 : POLL_SLEEP_MAX_S;
+            struct timespec ts = {0, (long)(nap * 1e9)};
+            nanosleep(&ts, NULL);
+            spins = 254; /* the next look checks the clock again */
         }
     }
 }

@@ -4,6 +4,9 @@ PyTorch tensors (contiguous CPU buffers), over libddl with ctypes.
     import ddl
     with ddl.Comm() as comm:            # layout from DDL_LANES etc. (the Slurm plugin sets them)
         comm.allreduce(array, op="avg")  # in place; out=... for out-of-place
+        req = comm.allreduce_async(array)  # returns at once; the lanes carry it
+        ...                                # compute meanwhile
+        req.wait()                         # the result is in array
 
 Errors from the runtime raise ddl.DDLError carrying its message.
 """
@@ -11,7 +14,7 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Comm", "DDLError", "finalize", "DTYPES", "OPS"]
+__all__ = ["Comm", "DDLError", "Request", "finalize", "DTYPES", "OPS"]
 
 OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
 # ddl_dtype_t codes by type name (NumPy's names; torch's map onto them).
@@ -79,6 +82,8 @@ def _load():
         "ddl_comm_destroy": [vp], "ddl_comm_info": [vp, ctypes.POINTER(_Info)],
         "ddl_allreduce": [vp, vp, ci, i, i, vp], "ddl_serve": [vp],
         "ddl_allreduce_stream": [vp, vp, ci, i, i, i, vp, vp],
+        "ddl_iallreduce_stream": [vp, vp, ci, i, i, i, vp, vp, ctypes.POINTER(vp)],
+        "ddl_test": [vp, ctypes.POINTER(i)], "ddl_wait": [vp], "ddl_request_free": [vp],
     }.items():
         fn = getattr(lib, name)
         fn.argtypes = args
@@ -164,14 +169,14 @@ class Comm:
         for name, _ in _Info._fields_:
             setattr(self, name, getattr(info, name))
         self.is_owner = info.role == 0
+        self._on_destroy = []  # e.g. the DDP hook's completion thread
 
-    def allreduce(self, buf, op="sum", out=None):
-        """Allreduce buf into out (or in place).  Returns the result object."""
+    def _call(self, buf, op, out):
+        """The arguments of one allreduce: (send, recv, count, dtype, op, memory, stream, result object)."""
         if op not in OPS:
             raise ValueError(f"ddl: op {op!r} is not one of {', '.join(OPS)}")
         ptr, count, dtype, mem = _buffer(buf)
         target = buf
-        send = ctypes.c_void_p(ptr)
         if out is not None:
             optr, ocount, odtype, omem = _buffer(out)
             if (ocount, odtype, omem) != (count, dtype, mem):
@@ -188,15 +193,34 @@ class Comm:
             import torch
 
             stream = torch.cuda.current_stream(buf.device).cuda_stream
-        _check(_load().ddl_allreduce_stream(send, ctypes.c_void_p(optr), count, dtype, OPS[op], mem,
-                                            ctypes.c_void_p(stream), self._handle))
+        return (ctypes.c_void_p(ptr), ctypes.c_void_p(optr), count, dtype, OPS[op], mem, ctypes.c_void_p(stream),
+                target)
+
+    def allreduce(self, buf, op="sum", out=None):
+        """Allreduce buf into out (or in place).  Returns the result object."""
+        *args, target = self._call(buf, op, out)
+        _check(_load().ddl_allreduce_stream(*args, self._handle))
         return target
+
+    def allreduce_async(self, buf, op="sum", out=None):
+        """Start an allreduce of buf into out (or in place) and return at once.
+
+        Returns a Request; its wait() gives the result object.  Requests
+        complete in the order they were started.  The buffers must not be
+        touched until the request is complete."""
+        *args, target = self._call(buf, op, out)
+        req = ctypes.c_void_p()
+        _check(_load().ddl_iallreduce_stream(*args, self._handle, ctypes.byref(req)))
+        return Request(req, target, (buf, out))
 
     def serve(self):
         """Helpers in serve mode: take part in the owners' collectives until they destroy the communicator."""
         _check(_load().ddl_serve(self._handle))
 
     def destroy(self):
+        for close in self._on_destroy:
+            close()
+        self._on_destroy = []
         if self._handle is not None:
             _check(_load().ddl_comm_destroy(self._handle))
             self._handle = None
@@ -207,6 +231,41 @@ class Comm:
     def __exit__(self, *exc):
         self.destroy()
         return False
+
+
+class Request:
+    """An allreduce in flight (Comm.allreduce_async)."""
+
+    def __init__(self, handle, result, keep):
+        self._handle, self._result, self._keep = handle, result, keep
+        self._status = None
+
+    def is_completed(self):
+        """True once the allreduce is done (it raises DDLError if it failed)."""
+        if self._status is None:
+            done = ctypes.c_int(0)
+            status = _load().ddl_test(self._handle, ctypes.byref(done))
+            if done.value:
+                self._finish(status)
+        return self._status is not None
+
+    def wait(self):
+        """Wait for the allreduce (the GIL is released meanwhile); returns the result object."""
+        if self._status is None:
+            self._finish(_load().ddl_wait(self._handle))
+        return self._result
+
+    def _finish(self, status):
+        self._status = status
+        self._keep = None
+        _check(status)
+
+    def __del__(self):
+        # A request still in flight is freed when it completes (the library keeps
+        # it, and the communicator's destruction waits for it).
+        if getattr(self, "_handle", None) is not None and _lib is not None:
+            _lib.ddl_request_free(self._handle)
+            self._handle = None
 
 
 def finalize():

@@ -65,6 +65,46 @@ for dtype in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch
     if comm.is_owner:
         check(bool((t.double() == owners * (owners + 1) / 2).all()), f"torch {dtype} sum")
 
+# Nonblocking: several requests in flight, waited for out of order, against
+# the same reference; the result buffers poisoned first.
+n = 70001
+reqs = []
+for k, (dtype, op) in enumerate([("float32", "sum"), ("int32", "max"), ("float64", "avg"), ("int64", "sum"),
+                                 ("float32", "min"), ("uint8", "sum")]):
+    stack = np.stack([inputs(n, o, dtype) * (k + 1) for o in range(owners)]).astype(dtype)
+    integer = np.dtype(dtype).kind in "iu"
+    total = stack.sum(0, dtype=dtype if integer else np.float64)
+    ref = {"sum": total, "max": stack.max(0), "min": stack.min(0), "avg": total / owners}[op]
+    buf = stack[me].copy()
+    out = np.full_like(buf, 0x55)
+    reqs.append((comm.allreduce_async(buf, op=op, out=out), out, ref, dtype, op, integer))
+for req, out, ref, dtype, op, integer in reversed(reqs):
+    res = req.wait()
+    if comm.is_owner:
+        check(res is out and req.is_completed(), f"async {dtype} {op}: wait returns out, is_completed after")
+        good = np.array_equal(out, np.asarray(ref).astype(dtype)) if integer else \
+            np.allclose(out.astype(np.float64), ref, atol=1e-3)
+        check(good, f"async {dtype} {op} n={n}")
+t = torch.full((100003,), float(me + 1))
+r = comm.allreduce_async(t, op="sum")
+while not r.is_completed():
+    pass
+check(not comm.is_owner or bool((t == owners * (owners + 1) / 2).all()), "async torch tensor polled with is_completed")
+
+# The DDP hook refuses a ddl communicator whose owners are not torch.distributed's
+# processes (what a launch without lanes gives), naming both numbers.
+if comm.is_owner:
+    import torch.distributed as dist
+    import ddl.torch_hook
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        ddl.torch_hook._check_world(comm)
+        check(owners == 1, "a 1-process torch world accepted with more owners")
+    except RuntimeError as e:
+        check(f"{owners} owner(s)" in str(e) and "1 process(es)" in str(e), f"world check: {e}")
+    dist.destroy_process_group()
+
 # Errors: Python exceptions with the runtime's or the binding's message.
 try:
     comm.allreduce(np.zeros(4, dtype=np.complex64))
