@@ -154,12 +154,17 @@ ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
     if (st == DDL_ERR_TIMED_OUT) {
         int peer = ddl_sched_waiting_for(&c->sched[i]);
         int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
-        return ddl_error(st, "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting for rank %d on %s (node %d, "
-                         "lane of local rank %d)", c->set.timeout, wr, wr >= 0 ? c->hosts[wr] : "?", peer,
-                         c->info.local_rank);
+        char msg[512];
+        snprintf(msg, sizeof(msg), "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting for rank %d on %s "
+                 "(node %d, lane of local rank %d)", c->set.timeout, wr, wr >= 0 ? c->hosts[wr] : "?", peer,
+                 c->info.local_rank);
+        return ddl_comm_explain_timeout(c, st, msg);
     }
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_error(st, "lane transfer abandoned: a rank of this node failed");
+    if (st == DDL_ERR_PEER_FAILED) {
+        char reason[400];
+        ddl_node_abort_reason(&c->node, reason, sizeof(reason));
+        return ddl_error(st, "lane transfer abandoned: %s", reason);
+    }
     return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
@@ -554,18 +555,83 @@ MPI_Comm ddl_comm_owners(const ddl_comm_t *c)
     return ddl_comm_is_live(c) ? c->owners_app : MPI_COMM_NULL;
 }
 
+/* A failed rank tells the ranks of its lane on the other nodes why, so that a
+ * peer whose wait for it times out can name the cause instead of only the
+ * rank it waited for (which may itself be waiting for a stalled rank of its
+ * node).  Small eager messages on a tag of their own: nobody waits for them. */
+#define DDL_TAG_FAILED 7101
+
+static void tell_lane_peers(ddl_comm_t *c)
+{
+    if (c->lane_comm == MPI_COMM_NULL)
+        return;
+    int n, me;
+    MPI_Comm_size(c->lane_comm, &n);
+    MPI_Comm_rank(c->lane_comm, &me);
+    for (int p = 0; p < n; p++) {
+        MPI_Request r;
+        if (p != me && MPI_Isend(c->broken_why, (int)strlen(c->broken_why) + 1, MPI_CHAR, p, DDL_TAG_FAILED,
+                                 c->lane_comm, &r) == MPI_SUCCESS)
+            MPI_Request_free(&r);
+    }
+}
+
+ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg)
+{
+    char why[sizeof(c->broken_why)] = "";
+    int from = -1;
+    /* The peer that failed first timed out about when this rank did: a short grace. */
+    double end = ddl_now() + (c->set.timeout / 4 < 1.0 ? c->set.timeout / 4 : 1.0);
+    while (c->lane_comm != MPI_COMM_NULL) {
+        int flag = 0;
+        MPI_Status ms;
+        MPI_Iprobe(MPI_ANY_SOURCE, DDL_TAG_FAILED, c->lane_comm, &flag, &ms);
+        if (flag) {
+            MPI_Recv(why, (int)sizeof(why), MPI_CHAR, ms.MPI_SOURCE, DDL_TAG_FAILED, c->lane_comm, MPI_STATUS_IGNORE);
+            why[sizeof(why) - 1] = '\0';
+            from = c->world_of_lane[ms.MPI_SOURCE];
+            break;
+        }
+        if (ddl_now() >= end)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (from < 0)
+        return ddl_error(st, "%s", msg);
+    return ddl_error(st, "%s; rank %d on %s, which failed first, says: %s", msg, from, c->hosts[from], why);
+}
+
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
 {
-    return ddl_sig_finish(&c->sigx, c->set.timeout, &c->node.ctrl->abort_rank, (const char (*)[DDL_HOST_LEN])c->hosts,
-                          "ddl_allreduce");
+    ddl_status_t st = ddl_sig_finish(&c->sigx, c->set.timeout, &c->node.ctrl->abort_rank,
+                                     (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
+    if (st == DDL_ERR_PEER_FAILED) {
+        char reason[400];
+        ddl_node_abort_reason(&c->node, reason, sizeof(reason));
+        return ddl_error(st, "ddl_allreduce: abandoned: %s", reason);
+    }
+    if (st == DDL_ERR_TIMED_OUT) {
+        char msg[512];
+        int other = c->world_of_lane[1 - c->info.node]; /* between 2 nodes the lane has one other rank */
+        if (c->info.nnodes == 2)
+            snprintf(msg, sizeof(msg), "%s (this lane's rank there: rank %d on %s)", ddl_last_error(), other,
+                     c->hosts[other]);
+        else
+            snprintf(msg, sizeof(msg), "%s", ddl_last_error());
+        return ddl_comm_explain_timeout(c, st, msg);
+    }
+    return st;
 }
 
 ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)
 {
-    if (!c->broken)
+    if (!c->broken) {
         snprintf(c->broken_why, sizeof(c->broken_why), "%s", *ddl_last_error() ? ddl_last_error() : ddl_status_string(st));
-    c->broken = true;
+        c->broken = true;
+        tell_lane_peers(c);
+    }
     if (c->node.ctrl)
-        ddl_node_abort(&c->node);
+        ddl_node_abort(&c->node, c->broken_why);
     return st;
 }

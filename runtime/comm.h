@@ -93,7 +93,11 @@ ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
  * owner's segment (malloc.c). */
 int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off);
-/* Mark the communicator broken and tell the node's ranks to stop waiting. */
+/* A wait of this rank timed out with message msg: wait briefly for a lane
+ * peer's word on why it failed first, and report both (status st). */
+ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg);
+/* Mark the communicator broken, tell the node's ranks to stop waiting and
+ * the lane's ranks on other nodes why. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);
 
 #endif

@@ -133,11 +133,10 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
         uint32_t seq = atomic_load(&ctrl->wake_seq);
         if (ready(n, arg))
             return DDL_OK;
-        int aborted = atomic_load(&ctrl->abort_rank);
-        if (aborted > 0) {
-            int r = aborted - 1;
-            return ddl_error(DDL_ERR_PEER_FAILED, "%s: local rank %d (rank %d on %s, node %d) failed",
-                             what, r, n->world_of_local[r], n->host, n->node);
+        if (atomic_load(&ctrl->abort_rank) > 0) {
+            char reason[400];
+            ddl_node_abort_reason(n, reason, sizeof(reason));
+            return ddl_error(DDL_ERR_PEER_FAILED, "%s: %s", what, reason);
         }
         int dead;
         if (local_peer_dead(n, &dead))
@@ -146,8 +145,16 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
         double now = ddl_now();
         if (deadline > 0 && now >= deadline) {
             describe(n, arg, missing, sizeof(missing));
-            return ddl_error(DDL_ERR_TIMED_OUT, "%s: timed out after %.1f s (DDL_TIMEOUT) on %s, node %d, waiting for %s",
-                             what, n->timeout, n->host, n->node, missing);
+            /* The rank waited for is most likely stuck in a wait of its own
+             * that ends about now: a short grace for its reason. */
+            double grace_end = now + (n->timeout / 4 < 1.0 ? n->timeout / 4 : 1.0);
+            while (atomic_load(&ctrl->abort_rank) == 0 && ddl_now() < grace_end)
+                futex_wait(&ctrl->wake_seq, atomic_load(&ctrl->wake_seq), 0.01);
+            char reason[400] = "";
+            if (atomic_load(&ctrl->abort_rank) > 0)
+                ddl_node_abort_reason(n, reason, sizeof(reason));
+            return ddl_error(DDL_ERR_TIMED_OUT, "%s: timed out after %.1f s (DDL_TIMEOUT) on %s, node %d, waiting for %s%s%s",
+                             what, n->timeout, n->host, n->node, missing, reason[0] ? "; " : "", reason);
         }
         double slice = SLEEP_SLICE_S;
         if (deadline > 0 && deadline - now < slice)
@@ -284,9 +291,25 @@ ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_
                       "small allreduce: waiting for the node's owners");
 }
 
-void ddl_node_abort(ddl_node_t *n)
+void ddl_node_abort(ddl_node_t *n, const char *why)
 {
     int32_t expected = 0;
+    if (atomic_load(&n->ctrl->abort_rank) == 0) /* the first failure's reason is the one that counts */
+        snprintf(n->ctrl->slots[n->local_rank].why, sizeof(n->ctrl->slots[0].why), "%s", why ? why : "");
     atomic_compare_exchange_strong(&n->ctrl->abort_rank, &expected, n->local_rank + 1);
     wake_all(n->ctrl);
+}
+
+void ddl_node_abort_reason(const ddl_node_t *n, char *buf, size_t len)
+{
+    int r = atomic_load(&n->ctrl->abort_rank) - 1;
+    if (r < 0 || r >= n->local_size) {
+        snprintf(buf, len, "a rank of this node failed");
+        return;
+    }
+    char why[sizeof(n->ctrl->slots[0].why)];
+    memcpy(why, n->ctrl->slots[r].why, sizeof(why));
+    why[sizeof(why) - 1] = '\0';
+    snprintf(buf, len, "local rank %d (rank %d on %s, node %d) failed%s%s", r, n->world_of_local[r], n->host, n->node,
+             why[0] ? ": " : "", why);
 }

@@ -71,6 +71,7 @@ typedef struct {
         int32_t status;
     } outcome[16];
     ddl_node_req_t req;
+    char why[256];                       /* written before this rank sets abort_rank: its error */
 } ddl_slot_t;
 
 typedef struct {
@@ -125,6 +126,9 @@ ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target);
  * ddl_sig_check_owners. */
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq);
 /* Tell the node's ranks to stop waiting: this rank failed. */
-void ddl_node_abort(ddl_node_t *n);
+/* Tell the node's ranks to stop waiting; why (this rank's error) reaches their messages. */
+void ddl_node_abort(ddl_node_t *n, const char *why);
+/* After an abort: "local rank R (rank W) failed: its message" into buf. */
+void ddl_node_abort_reason(const ddl_node_t *n, char *buf, size_t len);
 
 #endif

@@ -6,14 +6,14 @@
 prog=$top_builddir/tests/mpi/ddl-test-failure
 TIMEOUT_S=3
 
-# run_case SIGNAL VICTIM EXPECTED-TEXT
+# run_case SIGNAL VICTIM EXPECTED-TEXT [REQUESTS-IN-FLIGHT]
 run_case() {
-    local sig=$1 victim=$2 expect=$3
+    local sig=$1 victim=$2 expect=$3 async=${4:-0}
     local dir log pid start end elapsed victim_pid rc
     dir=$(mktemp -d)
     log=$dir/log
     # 2 nodes x 1 GPU x 2 lanes: rank 3 is node 1's helper, lane peer of rank 1.
-    DDL_TEST_PIDDIR=$dir DDL_TIMEOUT=$TIMEOUT_S DDL_LANES=2 DDL_NODE_SIZE=2 DDL_ALGO=lane \
+    DDL_TEST_ASYNC=$async DDL_TEST_PIDDIR=$dir DDL_TIMEOUT=$TIMEOUT_S DDL_LANES=2 DDL_NODE_SIZE=2 DDL_ALGO=lane \
         timeout 120 $MPIRUN -n 4 "$prog" > "$log" 2>&1 &
     pid=$!
     for _ in $(seq 100); do
@@ -38,8 +38,10 @@ run_case() {
         fail "SIG$sig of rank $victim: the job took ${elapsed}s to end (DDL_TIMEOUT=$TIMEOUT_S)"
     elif [ -n "$expect" ] && ! grep -q "$expect" "$log"; then
         fail "SIG$sig of rank $victim: no message matching '$expect'"
+    elif [ "$async" -gt 0 ] && [ -n "$expect" ] && ! every_wait_names "$log" "$victim" "$async" "$expect"; then
+        fail "SIG$sig of rank $victim with $async requests in flight: not every survivor's every wait failed naming it"
     else
-        pass "SIG$sig of rank $victim: job ended in ${elapsed}s with rc $rc"
+        pass "SIG$sig of rank $victim$([ "$async" -gt 0 ] && echo " ($async requests in flight)"): job ended in ${elapsed}s with rc $rc"
     fi
     # mpirun has returned; its ranks must be gone within a few seconds.
     for f in "$dir"/rank.*.pid; do
@@ -52,10 +54,30 @@ run_case() {
     rm -rf "$dir"
 }
 
+# every_wait_names LOG VICTIM REQUESTS PATTERN: each surviving rank's waits
+# failed from some request on to the last one, and every failed wait's
+# message names the victim (the first matches PATTERN; the later ones repeat it).
+every_wait_names() {
+    local log=$1 victim=$2 n=$3 pattern=$4 r
+    for r in 0 1 2 3; do
+        [ "$r" -eq "$victim" ] && continue
+        grep -q "^rank $r: request $((n - 1)): ddl_wait: " "$log" || { echo "    rank $r: the last request did not fail"; return 1; }
+        if grep "^rank $r: request [0-9]*: ddl_wait: " "$log" | grep -v "rank $victim" | grep -q .; then
+            echo "    rank $r: a failed wait does not name rank $victim"; return 1
+        fi
+        grep "^rank $r: request [0-9]*: ddl_wait: " "$log" | head -1 | grep -q "$pattern" ||
+            { echo "    rank $r: the first message does not match '$pattern'"; return 1; }
+    done
+}
+
 before=$(shm_segments)
 # A stalled helper: its lane peer times out naming it, the node's ranks stop.
 run_case STOP 3 "timed out.*rank 3"
 # A killed rank: the job ends, nothing hangs.
 run_case KILL 1 ""
+# The same with nonblocking requests in flight: every survivor's every wait
+# fails within DDL_TIMEOUT, naming the stalled rank.
+run_case STOP 3 "rank 3" 4
+run_case KILL 1 "" 4
 if [ "$(shm_segments)" != "$before" ]; then fail "segments left in /dev/shm: $(shm_segments)"; else pass "/dev/shm clean"; fi
 finish

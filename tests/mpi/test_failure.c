@@ -1,6 +1,9 @@
 /* A long stream of large allreduces for the failure test: each rank writes its
  * pid to $DDL_TEST_PIDDIR/rank.N.pid, and on an error prints the runtime's
- * message and aborts the job. */
+ * message and aborts the job.  DDL_TEST_ASYNC=N: N nonblocking requests in
+ * flight at a time; on a failure every one is waited for and its message
+ * printed ("request K: ..."), and the job is aborted once the other ranks
+ * have had the time to do the same. */
 #include "config.h"
 
 #include <stdio.h>
@@ -25,11 +28,42 @@ int main(int argc, char **argv)
             fclose(f);
         }
     }
+    const char *async = getenv("DDL_TEST_ASYNC");
+    int inflight = async ? atoi(async) : 0;
+    if (inflight > 8)
+        inflight = 8;
     size_t count = 8u << 20;
     float *buf = NULL;
     if (info.role == DDL_ROLE_OWNER && ddl_malloc(comm, count * sizeof(float), (void **)&buf) != DDL_OK)
         MPI_Abort(MPI_COMM_WORLD, 1);
     double end = MPI_Wtime() + 120;
+    while (inflight > 0 && MPI_Wtime() < end) {
+        ddl_request_t *req[8];
+        size_t part = count / (size_t)inflight;
+        for (int k = 0; k < inflight; k++)
+            if (ddl_iallreduce(DDL_IN_PLACE, buf ? buf + (size_t)k * part : NULL, (int64_t)part, DDL_DTYPE_F32,
+                               DDL_REDOP_SUM, comm, &req[k]) != DDL_OK) {
+                fprintf(stderr, "rank %d: ddl_iallreduce: %s\n", info.rank, ddl_last_error());
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+        int failed = 0;
+        for (int k = 0; k < inflight; k++) {
+            ddl_status_t st = ddl_wait(req[k]);
+            if (st != DDL_OK) {
+                fprintf(stderr, "rank %d: request %d: ddl_wait: %s: %s\n", info.rank, k, ddl_status_string(st),
+                        ddl_last_error());
+                failed = 1;
+            }
+            ddl_request_free(req[k]);
+        }
+        if (failed) {
+            /* The other survivors' waits end within DDL_TIMEOUT (and a short
+             * grace): let them report before the abort ends the job. */
+            const char *t = getenv("DDL_TIMEOUT");
+            sleep((unsigned)(t ? atoi(t) : 10) + 2);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
     while (MPI_Wtime() < end) {
         ddl_status_t st = ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
         if (st != DDL_OK) {
