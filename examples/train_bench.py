@@ -1,21 +1,25 @@
 #!/usr/bin/python3
 """Training step time with DistributedDataParallel: gloo's allreduce against the
-DDL hook, on real models with synthetic data.
+DDL hook, in the same job, on real models with synthetic data.
 
-    srun -N2 --gpus-per-node=1 --ddl-lanes=1 python3 examples/train_bench.py --model mlp --hook gloo
-    srun -N2 --gpus-per-node=1 --ddl-lanes=2 python3 examples/train_bench.py --model mlp --hook ddl
+    srun -N2 --gpus-per-node=1 --ddl-lanes=2 python3 examples/train_bench.py --model mlp
 
-Models: resnet18 (torchvision's), transformer (encoder blocks), mlp (4 Linear
-2048x2048 layers: 67 MB of gradients, little compute).  Rank 0 prints the median
-step time, the median compute time of the same step without any allreduce
-(DDP's no_sync), the time the gradients take to allreduce on their own, the
-share of that hidden behind backward, and whether the parameters are identical
-on every rank; --json writes it all, with the losses, for --compare.
+The owners train two copies of the model, one DDP with gloo's allreduce and one
+DDP with the DDL hook, from the same initial weights on the same batches, taking
+turns step by step (which goes first alternates), so that both see the same
+machine; the helpers serve the DDL copy.  Models: resnet18 (torchvision's),
+transformer (encoder blocks), mlp (4 Linear 2048x2048 layers: 67 MB of
+gradients, little compute).
 
-    python3 examples/train_bench.py --compare gloo.json ddl.json
+Rank 0 prints, per hook, the median step time, the median compute time of the
+same step without any allreduce (DDP's no_sync) plus the optimizer step, the
+time the gradients take to allreduce on their own, and the share of that hidden
+behind backward; then the speed-up, the largest difference between the two
+copies' losses, and whether every rank ends with identical parameters.  It
+exits non-zero when the losses differ by more than --tolerance or the
+parameters differ between ranks.  --json writes it all.
 """
 import argparse
-import hashlib
 import json
 import os
 import statistics
@@ -26,164 +30,176 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-BUCKET_MB = 25  # DDP's default bucket_cap_mb: the comm-alone time uses the same pieces
-
-
-def build(name, batch, gen):
-    """The model and a function that makes one batch (inputs, targets) from gen."""
-    nn = torch.nn
-    if name == "resnet18":
-        import torchvision
-
-        model = torchvision.models.resnet18(num_classes=1000)
-        return model, lambda: (torch.randn(batch, 3, 64, 64, generator=gen),
-                               torch.randint(0, 1000, (batch,), generator=gen))
-    if name == "transformer":
-        d, seq = 512, 16
-        layers = [nn.TransformerEncoderLayer(d, 8, 4 * d, dropout=0.0, batch_first=True) for _ in range(2)]
-        model = nn.Sequential(*layers, nn.Flatten(), nn.Linear(d * seq, 16))
-        return model, lambda: (torch.randn(batch, seq, d, generator=gen), torch.randint(0, 16, (batch,), generator=gen))
-    if name == "mlp":
-        w = 2048
-        model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(w, w), nn.ReLU())], nn.Linear(w, 16))
-        return model, lambda: (torch.randn(batch, w, generator=gen), torch.randint(0, 16, (batch,), generator=gen))
-    raise SystemExit(f"unknown model {name}")
-
-
 # About 0.2-0.3 s of compute per step for one process on this workplace's
 # cores (Debian's torch uses the reference BLAS).
 DEFAULT_BATCH = {"resnet18": 4, "transformer": 2, "mlp": 16}
 
 
-def comm_alone(params, allreduce, repeat):
+def build(name):
+    """A new model, and the shape of one batch: (input shape, classes)."""
+    nn = torch.nn
+    if name == "resnet18":
+        import torchvision
+
+        return torchvision.models.resnet18(num_classes=1000), ((3, 64, 64), 1000)
+    if name == "transformer":
+        d, seq = 512, 16
+        layers = [nn.TransformerEncoderLayer(d, 8, 4 * d, dropout=0.0, batch_first=True) for _ in range(2)]
+        return nn.Sequential(*layers, nn.Flatten(), nn.Linear(d * seq, 16)), ((seq, d), 16)
+    if name == "mlp":
+        w = 2048
+        return nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(w, w), nn.ReLU())], nn.Linear(w, 16)), ((w,), 16)
+    raise SystemExit(f"unknown model {name}")
+
+
+class Trainer:
+    """One DDP copy of the model with its optimizer and its timings."""
+
+    def __init__(self, name, model, args, hook_comm=None):
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        self.name = name
+        self.ddp = DDP(model, bucket_cap_mb=args.bucket_mb)
+        if hook_comm is not None:
+            import ddl.torch_hook
+
+            self.ddp.register_comm_hook(hook_comm, ddl.torch_hook.allreduce_avg)  # the one added line
+        self.opt = torch.optim.SGD(self.ddp.parameters(), lr=args.lr)
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+        self.times, self.opt_times, self.losses = [], [], []
+
+    def step(self, x, y, record=True):
+        t0 = time.perf_counter()
+        self.opt.zero_grad(set_to_none=False)
+        loss = self.loss_fn(self.ddp(x), y)
+        loss.backward()  # returns when DDP has every bucket's result
+        t1 = time.perf_counter()
+        self.opt.step()
+        if record:
+            self.opt_times.append(time.perf_counter() - t1)
+            self.times.append(time.perf_counter() - t0)
+        return loss.detach()
+
+    def compute_only(self, x, y):
+        """Forward and backward without any allreduce (nothing is updated)."""
+        t0 = time.perf_counter()
+        self.opt.zero_grad(set_to_none=False)
+        with self.ddp.no_sync():
+            self.loss_fn(self.ddp(x), y).backward()
+        return time.perf_counter() - t0
+
+    def params(self):
+        return torch.cat([p.detach().reshape(-1) for p in self.ddp.module.parameters()])
+
+
+def comm_alone(numel, allreduce, bucket_mb, repeat=3):
     """Median time to allreduce every gradient once, in DDP-sized pieces, nothing else running."""
-    total = sum(p.numel() for p in params)
-    piece = BUCKET_MB * (1 << 20) // 4
-    bufs = [torch.ones(min(piece, total - o)) for o in range(0, total, piece)]
+    piece = int(bucket_mb * (1 << 20)) // 4
+    bufs = [torch.ones(min(piece, numel - o)) for o in range(0, numel, piece)]
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        allreduce(bufs)
+        for b in bufs:
+            allreduce(b)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
 def run(args):
     import torch.distributed as dist
-    from torch.nn.parallel import DistributedDataParallel as DDP
+    import ddl
 
     torch.set_num_threads(1)
-    comm = None
-    if args.hook == "ddl":
-        import ddl
-        import ddl.torch_hook
-
-        comm = ddl.Comm(helpers="serve")
-        if not comm.is_owner:  # this lane serves its owner's allreduces
-            comm.serve()
-            comm.destroy()
-            ddl.finalize()
-            return 0
+    comm = ddl.Comm(helpers="serve")
+    if not comm.is_owner:  # this lane serves its owner's allreduces
+        comm.serve()
+        comm.destroy()
+        ddl.finalize()
+        return 0
     dist.init_process_group("gloo", init_method="env://")
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.manual_seed(args.seed)  # the same initial weights everywhere
+    trainers = []
+    for name in ("gloo", "ddl"):
+        torch.manual_seed(args.seed)  # the same initial weights for both copies, on every rank
+        model, (shape, classes) = build(args.model)
+        trainers.append(Trainer(name, model, args, comm if name == "ddl" else None))
     gen = torch.Generator().manual_seed(args.seed + 1 + rank)  # each rank its own data
-    model, batch = build(args.model, args.batch or DEFAULT_BATCH[args.model], gen)
-    ddp = DDP(model, bucket_cap_mb=BUCKET_MB)
-    if comm is not None:
-        ddp.register_comm_hook(comm, ddl.torch_hook.allreduce_avg)  # the one added line
-    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    batch = args.batch or DEFAULT_BATCH[args.model]
 
-    opt_times = []
-
-    def step(sync=True):
-        x, y = batch()
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=False)
-        if sync:
-            loss = loss_fn(ddp(x), y)
-            loss.backward()  # returns when DDP has every bucket's result
-            t1 = time.perf_counter()
-            opt.step()
-            opt_times.append(time.perf_counter() - t1)
-        else:
-            with ddp.no_sync():  # compute only: no allreduce, no update
-                loss = loss_fn(ddp(x), y)
-                loss.backward()
-        return time.perf_counter() - t0, loss.detach()
+    def data():
+        return torch.randn(batch, *shape, generator=gen), torch.randint(0, classes, (batch,), generator=gen)
 
     for _ in range(args.warmup):  # DDP rebuilds its buckets after the first step
-        step()
-    forward_backward = statistics.median(step(sync=False)[0] for _ in range(args.compute_steps))
-    losses, times = [], []
-    for _ in range(args.steps):
-        t, loss = step()
-        times.append(t)
-        dist.all_reduce(loss)
-        losses.append(loss.item() / world)
+        x, y = data()
+        for t in trainers:
+            t.step(x, y, record=False)
+    forward_backward = statistics.median(trainers[0].compute_only(*data()) for _ in range(args.compute_steps))
+    for i in range(args.steps):
+        x, y = data()
+        for t in trainers if i % 2 == 0 else trainers[::-1]:
+            loss = t.step(x, y)
+            dist.all_reduce(loss)
+            t.losses.append(loss.item() / world)
 
-    if comm is not None:
-        alone = comm_alone(list(model.parameters()), lambda bufs: [comm.allreduce(b, op="avg") for b in bufs], 3)
-    else:
-        alone = comm_alone(list(model.parameters()), lambda bufs: [dist.all_reduce(b) for b in bufs], 3)
-    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-    gathered = [torch.empty_like(flat) for _ in range(world)]
-    dist.all_gather(gathered, flat)
-    same = all(torch.equal(g, flat) for g in gathered)
-    median = statistics.median(times)
-    # Communication that did not overlap: what the step took beyond its compute
-    # (forward and backward without allreduce, plus the optimizer step).
-    compute = forward_backward + statistics.median(opt_times)
-    exposed = max(0.0, median - compute)
-    hidden = max(0.0, min(1.0, 1.0 - exposed / alone)) if alone > 0 else 1.0
-    result = {"model": args.model, "hook": args.hook, "world": world, "params": flat.numel(),
-              "step_median_s": median, "compute_median_s": compute, "comm_alone_s": alone, "hidden_share": hidden,
-              "identical": same, "losses": losses, "step_times": times,
-              "param_digest": hashlib.sha256(flat.numpy().tobytes()).hexdigest()}
+    numel = sum(p.numel() for p in trainers[0].ddp.module.parameters())
+    alone = {"gloo": comm_alone(numel, dist.all_reduce, args.bucket_mb),
+             "ddl": comm_alone(numel, lambda b: comm.allreduce(b, op="avg"), args.bucket_mb)}
+    result = {"model": args.model, "world": world, "params": numel, "bucket_mb": args.bucket_mb,
+              "batch": batch, "hooks": {}}
+    identical = True
+    for t in trainers:
+        flat = t.params()
+        gathered = [torch.empty_like(flat) for _ in range(world)]
+        dist.all_gather(gathered, flat)
+        same = all(torch.equal(g, flat) for g in gathered)
+        identical &= same
+        median = statistics.median(t.times)
+        # Communication that did not overlap: what the step took beyond its
+        # compute (forward and backward without allreduce, plus the optimizer step).
+        compute = forward_backward + statistics.median(t.opt_times)
+        exposed = max(0.0, median - compute)
+        hidden = max(0.0, min(1.0, 1.0 - exposed / alone[t.name])) if alone[t.name] > 0 else 1.0
+        result["hooks"][t.name] = {"step_median_s": median, "compute_median_s": compute,
+                                   "comm_alone_s": alone[t.name], "hidden_share": hidden, "identical": same,
+                                   "losses": t.losses, "step_times": t.times}
+    g, d = result["hooks"]["gloo"], result["hooks"]["ddl"]
+    worst = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(g["losses"], d["losses"]))
+    same_copies = torch.equal(trainers[0].params(), trainers[1].params())
+    result.update(speedup=g["step_median_s"] / d["step_median_s"], loss_difference=worst,
+                  copies_identical=same_copies)
+    ok = identical and worst <= args.tolerance
     if rank == 0:
-        print(f"{args.model:12s} {args.hook:5s} {world} GPUs  step {median * 1e3:7.1f} ms  compute {compute * 1e3:7.1f} ms  "
-              f"allreduce alone {alone * 1e3:7.1f} ms  hidden {hidden * 100:5.1f}%  final loss {losses[-1]:.6f}  "
-              f"parameters identical on every rank: {same}", flush=True)
+        for name in ("gloo", "ddl"):
+            h = result["hooks"][name]
+            print(f"{args.model:12s} {name:5s} {world} GPUs, buckets {args.bucket_mb:g} MB: step "
+                  f"{h['step_median_s'] * 1e3:7.1f} ms  compute {h['compute_median_s'] * 1e3:7.1f} ms  allreduce alone "
+                  f"{h['comm_alone_s'] * 1e3:7.1f} ms  hidden {h['hidden_share'] * 100:5.1f}%  parameters identical "
+                  f"on every rank: {h['identical']}", flush=True)
+        print(f"{args.model:12s} ddl vs gloo: {result['speedup']:.2f}x; losses differ by at most {worst:.1e} "
+              f"(relative) over {args.steps} steps; final parameters of the two copies "
+              f"{'bit-identical' if same_copies else 'differ'}{'' if ok else '  <- FAILED'}", flush=True)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(result, f)
     dist.destroy_process_group()
-    if comm is not None:
-        comm.destroy()
-        ddl.finalize()
-    return 0 if same else 1
-
-
-def compare(paths, tol):
-    """gloo against ddl: the speed-up, and whether they trained alike."""
-    a, b = (json.load(open(p)) for p in paths)
-    worst = max(abs(x - y) / max(1.0, abs(x)) for x, y in zip(a["losses"], b["losses"]))
-    same_params = a["param_digest"] == b["param_digest"]
-    ok = a["identical"] and b["identical"] and worst <= tol and len(a["losses"]) == len(b["losses"])
-    print(f"{a['model']:12s} {b['hook']} vs {a['hook']}: step {b['step_median_s'] * 1e3:.1f} ms vs "
-          f"{a['step_median_s'] * 1e3:.1f} ms = {a['step_median_s'] / b['step_median_s']:.2f}x; hidden "
-          f"{b['hidden_share'] * 100:.0f}% vs {a['hidden_share'] * 100:.0f}%; losses differ by at most {worst:.1e} "
-          f"(relative); final parameters {'bit-identical' if same_params else 'differ'} between the runs; "
-          f"identical on every rank: {a['identical']} / {b['identical']}")
+    comm.destroy()
+    ddl.finalize()
     return 0 if ok else 1
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", choices=["resnet18", "transformer", "mlp"], default="mlp")
-    ap.add_argument("--hook", choices=["gloo", "ddl"], default="ddl")
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=20, help="measured steps per hook")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--compute-steps", type=int, default=5)
     ap.add_argument("--batch", type=int, help="per rank (default: by model)")
+    ap.add_argument("--bucket-mb", type=float, default=25, help="DDP's bucket_cap_mb (default 25, DDP's own)")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--tolerance", type=float, default=1e-5, help="largest relative difference of the losses")
     ap.add_argument("--json", help="write the results here (rank 0)")
-    ap.add_argument("--compare", nargs=2, metavar=("GLOO.json", "DDL.json"))
-    ap.add_argument("--tolerance", type=float, default=1e-5, help="--compare: largest relative loss difference")
-    args = ap.parse_args()
-    sys.exit(compare(args.compare, args.tolerance) if args.compare else run(args))
+    sys.exit(run(ap.parse_args()))
 
 
 if __name__ == "__main__":

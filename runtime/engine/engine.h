@@ -33,6 +33,7 @@ struct ddl_request {
     struct ddl_request *next;  /* the engine's queue */
     _Atomic int state;         /* ddl_req_state_t; DONE is written last, under the lock */
     int freed;                 /* ddl_request_free came first: the engine frees it */
+    double posted_at;          /* ddl_now() at posting, for the TRACE log */
     ddl_status_t status;
     char error[512];           /* the runner's ddl_last_error for a failed request */
 };
