@@ -16,6 +16,7 @@
 #include "log.h"
 #include "model.h"
 #include "chunks.h"
+#include "pipeline.h"
 #include "slice.h"
 
 #define BLOCK_BYTES 16384 /* single node: reduce through an L1-sized block */
@@ -65,138 +66,34 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
     }
 }
 
-/* At INFO, rank 0 says once per power-of-two chunk size what the model chose and why. */
-static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsigned char *dims)
-{
-    int bucket = ddl_log2_floor(bytes);
-    if (c->info.rank != 0 || (c->model_logged >> bucket) & 1)
-        return;
-    c->model_logged |= 1ull << bucket;
-    const ddl_model_t *m = &c->set.tuning.model;
-    if (!c->now.multiring) {
-        int p = c->info.nnodes;
-        DDL_INFO(DDL_SUBSYS_COLL, "chunks of about %zu bytes between %d nodes: %s (cost model: ring %.0f us, rd %.0f us, "
-                 "rab %.0f us)", (size_t)1 << bucket, p, ddl_inter_algo_names[algo], ddl_model_ring(m, 0, p, (double)bytes) * 1e6,
-                 ddl_model_rd(m, 0, p, (double)bytes) * 1e6, ddl_model_rab(m, 0, p, (double)bytes) * 1e6);
-        return;
-    }
-    char which[96] = "";
-    for (int d = 1, len = 0; d < c->set.grid.ndims; d++)
-        len += snprintf(which + len, sizeof(which) - (size_t)len, "%s%s", d > 1 ? "," : "", dims[d] ? "rd" : "ring");
-    unsigned char all_ring[DDL_GRID_MAX_DIMS] = {0};
-    DDL_INFO(DDL_SUBSYS_COLL, "chunks of about %zu bytes on the %d-dimension grid: dims=%s (cost model: %.0f us; all "
-             "rings %.0f us)", (size_t)1 << bucket, c->set.grid.ndims - 1, which,
-             ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, dims) * 1e6,
-             ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, all_ring) * 1e6);
-}
 
-ddl_status_t ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn)
+struct host_pipe {
+    ddl_comm_t *c;
+    const lane_view_t *v;
+};
+
+static ddl_status_t host_fill(void *ctx, int slot, size_t off, size_t n, void **buf)
 {
-    int rank = c->info.node, size = c->info.nnodes;
-    ddl_sched_t *s = &c->sched[i];
-    const ddl_model_t *model = &c->set.tuning.model;
-    int nsteps, algo = c->now.lane_algo;
-    int modelled = algo == DDL_INTER_AUTO && !c->now.multiring;
-    if (modelled) /* the model decides per chunk */
-        algo = ddl_model_lane_algo(model, size, (double)(n * esize), NULL);
-    unsigned char dims[DDL_GRID_MAX_DIMS];
-    if (c->now.multiring) {
-        modelled = !c->now.dims_fixed;
-        if (c->now.dims_fixed)
-            memcpy(dims, c->now.dim_algo, sizeof(dims));
-        else
-            ddl_model_multiring(model, &c->set.grid, (double)(n * esize), dims);
-    }
-    if (modelled)
-        log_model_choice(c, n * esize, algo, dims);
-    if (c->now.multiring)
-        algo = -1;
-    switch (algo) {
-    case -1: nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, s->steps); break;
-    case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, s->steps); break;
-    case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, s->steps); break;
-    default: nsteps = ddl_ring_build(rank, size, n, s->steps); break;
-    }
-    /* Between two or more nodes every chunk moves: no steps would leave this
-     * node's partial sums as the "result". */
-    if (nsteps <= 0 && size > 1 && n > 0)
-        return ddl_error(DDL_ERR_INTERNAL, "internal error: the %s schedule between %d nodes has no steps for a chunk "
-                         "of %zu elements; please report it with DDL_DEBUG=INFO output",
-                         c->now.multiring ? "multiring" : ddl_inter_algo_names[algo], size, n);
-    ddl_sched_start(s, nsteps, c->scratch[i], c->tmp[i], esize, fn);
+    const struct host_pipe *p = ctx;
+    *buf = p->c->scratch[slot];
+    reduce_in(p->v, off, n, *buf);
     return DDL_OK;
 }
 
-struct chunk_arg {
-    ddl_comm_t *c;
-    int i;
-};
-
-/* Progress every schedule in flight; 1 when schedule i is done. */
-static int progress_chunks(void *arg)
+static ddl_status_t host_drain(void *ctx, int slot, size_t off, size_t n, void *buf)
 {
-    const struct chunk_arg *a = arg;
-    int rc = 1;
-    for (int j = 0; j < DDL_NSCHED; j++) {
-        int r = ddl_sched_progress(&a->c->sched[j]);
-        if (r < 0)
-            return r;
-        if (j == a->i)
-            rc = r;
-    }
-    return rc;
+    (void)slot;
+    write_out(((const struct host_pipe *)ctx)->v, off, n, buf);
+    return DDL_OK;
 }
 
-ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i)
-{
-    struct chunk_arg a = {c, i};
-    ddl_status_t st = ddl_poll(progress_chunks, &a, c->set.timeout, &c->node.ctrl->abort_rank);
-    if (st == DDL_ERR_TIMED_OUT) {
-        int peer = ddl_sched_waiting_for(&c->sched[i]);
-        int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
-        char msg[512];
-        snprintf(msg, sizeof(msg), "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting for rank %d on %s "
-                 "(node %d, lane of local rank %d)", c->set.timeout, wr, wr >= 0 ? c->hosts[wr] : "?", peer,
-                 c->info.local_rank);
-        return ddl_comm_explain_timeout(c, st, msg);
-    }
-    if (st == DDL_ERR_PEER_FAILED) {
-        char reason[400];
-        ddl_node_abort_reason(&c->node, reason, sizeof(reason));
-        return ddl_error(st, "lane transfer abandoned: %s", reason);
-    }
-    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
-}
-
-/* Chunk k is reduced into slot k % depth and started; chunk k - depth + 1 is
- * then finished and written back, so `depth` chunks are in flight. */
+/* Between nodes: the slice in chunks through the pipeline and the host-mpi transport. */
 static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
 {
     ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, 1);
-    size_t depth = (size_t)c->set.inflight;
-    ddl_status_t st = DDL_OK;
-    for (size_t k = 0; k < plan.count + depth - 1 && st == DDL_OK; k++) {
-        size_t co, cn;
-        if (k < plan.count) {
-            int i = (int)(k % depth);
-            ddl_chunk_at(&plan, k, &co, &cn);
-            reduce_in(v, off + co, cn, c->scratch[i]);
-            /* The signature travelled while the first chunk was reduced. */
-            if (k == 0 && (st = ddl_comm_finish_signature(c)) != DDL_OK)
-                break;
-            if ((st = ddl_lane_chunk_start(c, i, cn, v->esize, v->fn)) != DDL_OK)
-                break;
-        }
-        if (k + 1 >= depth && k + 1 - depth < plan.count) {
-            size_t j = k + 1 - depth;
-            int i = (int)(j % depth);
-            ddl_chunk_at(&plan, j, &co, &cn);
-            st = ddl_lane_chunk_finish(c, i);
-            if (st == DDL_OK)
-                write_out(v, off + co, cn, c->scratch[i]);
-        }
-    }
-    return st;
+    struct host_pipe p = {c, v};
+    ddl_pipeline_ops_t ops = {host_fill, host_drain, &p};
+    return ddl_pipeline_run(c, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
 }
 
 /* Where an owner's buffer is: in its ddl_malloc heap (shared, no copy) or not

@@ -75,11 +75,9 @@ ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count,
 /* Owners pass their buffers; helpers pass NULL. */
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                 ddl_redop_t op, int multiring, ddl_comm_t *comm);
-/* Start the inter-node allreduce of the n elements in c->scratch[i] along this
- * rank's lane (schedule i), and progress every schedule in flight until
- * schedule i is done.  Shared by the host and the staged device paths. */
-ddl_status_t ddl_lane_chunk_start(ddl_comm_t *c, int i, size_t n, size_t esize, ddl_reduce_fn_t fn);
-ddl_status_t ddl_lane_chunk_finish(ddl_comm_t *c, int i);
+/* This call's step list between the nodes for a chunk of n elements
+ * (algo/lane_steps.c): *nsteps entries of steps. */
+ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *steps, int *nsteps);
 /* The smallest messages on one node (allreduce_inline.c): does this call
  * qualify (the same answer on every owner that agrees on the signature)? */
 int ddl_inline_fits(const ddl_comm_t *c, size_t bytes);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda.h> /* the driver's pointer attributes (types only: no link to libcuda) */
 #include <mpi.h>
@@ -115,26 +114,6 @@ ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes)
     return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "copying a device buffer");
 }
 
-ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
-{
-    if (!stream) {
-        cudaError_t rc = cudaDeviceSynchronize();
-        return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the device's queued work");
-    }
-    cudaEvent_t ev;
-    cudaError_t rc = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-    if (rc == cudaSuccess && (rc = cudaEventRecord(ev, (cudaStream_t)stream)) == cudaSuccess) {
-        double deadline = ddl_now() + timeout;
-        while ((rc = cudaEventQuery(ev)) == cudaErrorNotReady && ddl_now() < deadline)
-            sched_yield();
-    }
-    cudaEventDestroy(ev);
-    if (rc == cudaErrorNotReady)
-        return ddl_error(DDL_ERR_TIMED_OUT, "the work queued on the caller's stream did not finish within %.1f s "
-                         "(DDL_TIMEOUT)", timeout);
-    return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the stream's queued work");
-}
-
 ddl_status_t ddl_gpu_record(void *stream, void **event)
 {
     cudaEvent_t ev;
@@ -149,19 +128,6 @@ ddl_status_t ddl_gpu_record(void *stream, void **event)
     return DDL_OK;
 }
 
-/* Polled, not cudaEventSynchronize: the wait has a deadline. */
-ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout)
-{
-    double deadline = ddl_now() + timeout;
-    cudaError_t rc;
-    while ((rc = cudaEventQuery((cudaEvent_t)event)) == cudaErrorNotReady && ddl_now() < deadline)
-        sched_yield();
-    if (rc == cudaErrorNotReady)
-        return ddl_error(DDL_ERR_TIMED_OUT, "the work queued on the caller's stream did not finish within %.1f s "
-                         "(DDL_TIMEOUT)", timeout);
-    return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the stream's queued work");
-}
-
 void ddl_gpu_event_free(void *event)
 {
     if (event)
@@ -174,16 +140,13 @@ struct host_wait {
     double timeout;
 };
 
-/* On CUDA's host-function thread: no CUDA calls here. */
+/* On CUDA's host-function thread: no CUDA calls here.  At the deadline the
+ * stream goes on (a host function cannot fail it); ddl_wait reports the error. */
 static void CUDART_CB wait_on_host(void *p)
 {
     struct host_wait w = *(struct host_wait *)p;
     free(p);
-    double deadline = ddl_now() + w.timeout;
-    while (!w.done(w.arg) && ddl_now() < deadline) {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
+    (void)ddl_poll(w.done, w.arg, w.timeout, NULL);
 }
 
 ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout)
@@ -198,6 +161,46 @@ ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void
         return ddl_cuda_error(rc, "ddl_wait_stream: cudaLaunchHostFunc");
     }
     return DDL_OK;
+}
+
+/* ddl_poll steps: 1 when done, 0 while not, a negative status on a CUDA error
+ * (kept in *rc for the message). */
+struct event_arg {
+    cudaEvent_t ev;
+    cudaError_t rc;
+};
+
+static int event_done(void *arg)
+{
+    struct event_arg *a = arg;
+    a->rc = cudaEventQuery(a->ev);
+    return a->rc == cudaSuccess ? 1 : a->rc == cudaErrorNotReady ? 0 : DDL_ERR_DEVICE;
+}
+
+/* Polled, not cudaEventSynchronize: the wait has a deadline. */
+ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout)
+{
+    struct event_arg a = {(cudaEvent_t)event, cudaSuccess};
+    ddl_status_t st = ddl_poll(event_done, &a, timeout, NULL);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "the work queued on the caller's stream did not finish within %.1f s (DDL_TIMEOUT)",
+                         timeout);
+    return st == DDL_OK ? DDL_OK : ddl_cuda_error(a.rc, "waiting for the stream's queued work");
+}
+
+ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
+{
+    if (!stream) {
+        cudaError_t rc = cudaDeviceSynchronize();
+        return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the device's queued work");
+    }
+    void *ev;
+    ddl_status_t st = ddl_gpu_record(stream, &ev);
+    if (st != DDL_OK)
+        return st;
+    st = ddl_gpu_wait_recorded(ev, timeout);
+    ddl_gpu_event_free(ev);
+    return st;
 }
 
 /* ---- IPC mappings -------------------------------------------------------------- */
@@ -288,27 +291,38 @@ ddl_status_t ddl_gpu_state(ddl_comm_t *c, const char *pci_bus_id, struct ddl_gpu
     return DDL_OK;
 }
 
+struct stream_arg {
+    struct ddl_gpu *g;
+    cudaError_t rc;
+    ddl_status_t nccl;
+    unsigned looks;
+};
+
+static int stream_done(void *arg)
+{
+    struct stream_arg *a = arg;
+    a->rc = cudaStreamQuery(a->g->stream);
+    if (a->rc == cudaSuccess)
+        return 1;
+    if (a->rc != cudaErrorNotReady)
+        return DDL_ERR_DEVICE;
+    /* NCCL's error state now and then: a failed peer leaves its kernel waiting. */
+    if ((++a->looks & 255) == 0 && a->g->nccl && (a->nccl = ddl_nccl_check(a->g->nccl)) != DDL_OK)
+        return a->nccl;
+    return 0;
+}
+
 ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what)
 {
-    struct ddl_gpu *g = c->gpu;
-    double deadline = ddl_now() + c->set.timeout;
-    for (unsigned spins = 0;; spins++) {
-        cudaError_t rc = cudaStreamQuery(g->stream);
-        if (rc == cudaSuccess)
-            return DDL_OK;
-        if (rc != cudaErrorNotReady)
-            return ddl_cuda_error(rc, what);
-        if ((spins & 255) == 255) {
-            ddl_status_t st = g->nccl ? ddl_nccl_check(g->nccl) : DDL_OK;
-            if (st != DDL_OK)
-                return st;
-            if (c->node.ctrl->abort_rank)
-                return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: a rank of this node failed", what);
-            if (ddl_now() > deadline)
-                return ddl_error(DDL_ERR_TIMED_OUT, "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
-        }
-        sched_yield();
-    }
+    struct stream_arg a = {c->gpu, cudaSuccess, DDL_OK, 0};
+    ddl_status_t st = ddl_poll(stream_done, &a, c->set.timeout, &c->node.ctrl->abort_rank);
+    if (st == DDL_OK || a.nccl != DDL_OK)
+        return st; /* NCCL's message is the last error */
+    if (st == DDL_ERR_DEVICE)
+        return ddl_cuda_error(a.rc, what);
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_error(st, "%s abandoned: a rank of this node failed", what);
+    return ddl_error(st, "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
 }
 
 void ddl_gpu_comm_release(ddl_comm_t *c)

@@ -102,24 +102,28 @@ static ddl_status_t nccl_error(ncclResult_t rc, const char *what)
     return ddl_error(DDL_ERR_DEVICE, "NCCL %s failed: %s", what, api.error_string(rc));
 }
 
+struct settle_arg {
+    ncclComm_t comm;
+    ncclResult_t rc, state;
+};
+
+static int settled(void *arg)
+{
+    struct settle_arg *a = arg;
+    if ((a->rc = api.get_async_error(a->comm, &a->state)) != ncclSuccess)
+        return DDL_ERR_DEVICE;
+    return a->state == ncclSuccess ? 1 : a->state == ncclInProgress ? 0 : DDL_ERR_DEVICE;
+}
+
 /* A non-blocking communicator's calls may return while still in progress:
  * poll its state until it settles, or until the deadline. */
 static ddl_status_t settle(ncclComm_t comm, double timeout, const char *what)
 {
-    double deadline = ddl_now() + timeout;
-    for (;;) {
-        ncclResult_t state;
-        ncclResult_t rc = api.get_async_error(comm, &state);
-        if (rc != ncclSuccess)
-            return nccl_error(rc, what);
-        if (state == ncclSuccess)
-            return DDL_OK;
-        if (state != ncclInProgress)
-            return nccl_error(state, what);
-        if (ddl_now() > deadline)
-            return ddl_error(DDL_ERR_TIMED_OUT, "NCCL %s timed out after %.1f s (DDL_TIMEOUT)", what, timeout);
-        sched_yield();
-    }
+    struct settle_arg a = {comm, ncclSuccess, ncclSuccess};
+    ddl_status_t st = ddl_poll(settled, &a, timeout, NULL);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "NCCL %s timed out after %.1f s (DDL_TIMEOUT)", what, timeout);
+    return st == DDL_OK ? DDL_OK : nccl_error(a.rc != ncclSuccess ? a.rc : a.state, what);
 }
 
 ddl_status_t ddl_nccl_create(MPI_Comm lane_comm, double timeout, ddl_nccl_t **out)

@@ -1,0 +1,36 @@
+/* The chunk pipeline (pipeline.h). */
+#include "config.h"
+
+#include "comm.h"
+#include "pipeline.h"
+
+ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl_chunks_t *plan, size_t off,
+                              ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops)
+{
+    size_t depth = (size_t)c->set.inflight;
+    void *buf[DDL_NSCHED] = {0};
+    ddl_status_t st = DDL_OK;
+    for (size_t k = 0; k < plan->count + depth - 1 && st == DDL_OK; k++) {
+        size_t co, cn;
+        if (k < plan->count) {
+            int i = (int)(k % depth);
+            ddl_chunk_at(plan, k, &co, &cn);
+            if ((st = ops->fill(ops->ctx, i, off + co, cn, &buf[i])) != DDL_OK)
+                break;
+            /* The signature travelled while the first chunk was reduced. */
+            if (k == 0 && (st = ddl_comm_finish_signature(c)) != DDL_OK)
+                break;
+            if ((st = t->start(c, i, buf[i], cn, dtype, op)) != DDL_OK)
+                break;
+        }
+        if (k + 1 >= depth && k + 1 - depth < plan->count) {
+            size_t j = k + 1 - depth;
+            int i = (int)(j % depth);
+            ddl_chunk_at(plan, j, &co, &cn);
+            st = t->finish(c, i, buf[i], cn, dtype);
+            if (st == DDL_OK)
+                st = ops->drain(ops->ctx, i, off + co, cn, buf[i]);
+        }
+    }
+    return st;
+}

@@ -1,0 +1,89 @@
+/* The device rows of the transport table (transport/transport.h).  The
+ * chunk buffer is device memory on the rank's stream (gpu_cuda.h); each row
+ * returns it holding the lane's result, in stream order. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "comm.h"
+#include "gpu_cuda.h"
+#include "gpu_nccl.h"
+#include "log.h"
+#include "transport.h"
+
+/* staged: through the slot's pinned host buffer and the host-mpi row. */
+static ddl_status_t staged_start(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    cudaError_t rc = cudaMemcpyAsync(c->scratch[slot], buf, n * ddl_dtype_size(dtype), cudaMemcpyDeviceToHost,
+                                     c->gpu->stream);
+    if (rc != cudaSuccess)
+        return ddl_cuda_error(rc, "copying a chunk to the host");
+    ddl_status_t st = ddl_gpu_wait(c, "the device-to-host copy");
+    return st == DDL_OK ? ddl_transport_host_mpi.start(c, slot, c->scratch[slot], n, dtype, op) : st;
+}
+
+static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
+{
+    ddl_status_t st = ddl_transport_host_mpi.finish(c, slot, c->scratch[slot], n, dtype);
+    if (st != DDL_OK)
+        return st;
+    cudaError_t rc = cudaMemcpyAsync(buf, c->scratch[slot], n * ddl_dtype_size(dtype), cudaMemcpyHostToDevice,
+                                     c->gpu->stream);
+    if (rc != cudaSuccess)
+        return ddl_cuda_error(rc, "copying a chunk back to the device");
+    /* The host buffer takes another chunk DDL_INFLIGHT chunks on: the copy must be done. */
+    return ddl_gpu_wait(c, "the host-to-device copy");
+}
+
+/* cuda-mpi: MPI_Iallreduce on the device chunk once the reduction kernel is done. */
+static ddl_status_t mpi_start(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    MPI_Datatype type;
+    MPI_Op mop;
+    ddl_mpi_native(dtype, op, &type, &mop); /* ddl_transport_for checked that MPI has them */
+    ddl_status_t st = ddl_gpu_wait(c, "the reduction kernel");
+    if (st != DDL_OK)
+        return st;
+    if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, type, mop, c->lane_comm, &c->gpu->mpi_req[slot]) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Iallreduce on device memory failed");
+    return DDL_OK;
+}
+
+static int mpi_done(void *arg)
+{
+    int done = 0;
+    return MPI_Test((MPI_Request *)arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
+}
+
+static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
+{
+    (void)buf, (void)n, (void)dtype;
+    ddl_status_t st = ddl_poll(mpi_done, &c->gpu->mpi_req[slot], c->set.timeout, &c->node.ctrl->abort_rank);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "lane MPI_Iallreduce on device memory timed out after %.1f s (DDL_TIMEOUT)",
+                         c->set.timeout);
+    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane MPI_Iallreduce on device memory failed or was abandoned");
+}
+
+/* nccl: queued on the rank's stream after the reduction kernel; the stream
+ * orders it with the averaging and the copies out (ddl_gpu_wait at the end
+ * watches NCCL's error state). */
+static ddl_status_t nccl_start(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    (void)slot;
+    struct ddl_gpu *g = c->gpu;
+    ddl_status_t st = DDL_OK;
+    if (!g->nccl && (st = ddl_nccl_create(c->lane_comm, c->set.timeout, &g->nccl)) != DDL_OK)
+        return st;
+    return ddl_nccl_allreduce(g->nccl, buf, n, dtype, op, g->stream);
+}
+
+static ddl_status_t nccl_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
+{
+    (void)c, (void)slot, (void)buf, (void)n, (void)dtype;
+    return DDL_OK;
+}
+
+const ddl_transport_t ddl_transport_staged = {"staged", staged_start, staged_finish};
+const ddl_transport_t ddl_transport_cuda_mpi = {"cuda-mpi", mpi_start, mpi_finish};
+const ddl_transport_t ddl_transport_nccl = {"nccl", nccl_start, nccl_finish};

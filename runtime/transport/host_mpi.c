@@ -1,0 +1,64 @@
+/* The host-mpi transport (transport.h): the chunk's step list over MPI
+ * point-to-point along the lane, progressed with the other chunks in flight. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "comm.h"
+#include "log.h"
+#include "reduce.h"
+#include "transport.h"
+
+static ddl_status_t host_start(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    ddl_sched_t *s = &c->sched[slot];
+    int nsteps;
+    ddl_status_t st = ddl_lane_steps(c, n, ddl_dtype_size(dtype), s->steps, &nsteps);
+    if (st == DDL_OK)
+        ddl_sched_start(s, nsteps, buf, c->tmp[slot], ddl_dtype_size(dtype), ddl_reduce_fn(dtype, op));
+    return st;
+}
+
+struct chunk_arg {
+    ddl_comm_t *c;
+    int i;
+};
+
+/* Progress every schedule in flight; 1 when schedule i is done. */
+static int progress_chunks(void *arg)
+{
+    const struct chunk_arg *a = arg;
+    int rc = 1;
+    for (int j = 0; j < DDL_NSCHED; j++) {
+        int r = ddl_sched_progress(&a->c->sched[j]);
+        if (r < 0)
+            return r;
+        if (j == a->i)
+            rc = r;
+    }
+    return rc;
+}
+
+static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_dtype_t dtype)
+{
+    (void)buf, (void)n, (void)dtype;
+    struct chunk_arg a = {c, i};
+    ddl_status_t st = ddl_poll(progress_chunks, &a, c->set.timeout, &c->node.ctrl->abort_rank);
+    if (st == DDL_ERR_TIMED_OUT) {
+        int peer = ddl_sched_waiting_for(&c->sched[i]);
+        int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
+        char msg[512];
+        snprintf(msg, sizeof(msg), "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting for rank %d on %s "
+                 "(node %d, lane of local rank %d)", c->set.timeout, wr, wr >= 0 ? c->hosts[wr] : "?", peer,
+                 c->info.local_rank);
+        return ddl_comm_explain_timeout(c, st, msg);
+    }
+    if (st == DDL_ERR_PEER_FAILED) {
+        char reason[400];
+        ddl_node_abort_reason(&c->node, reason, sizeof(reason));
+        return ddl_error(st, "lane transfer abandoned: %s", reason);
+    }
+    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
+}
+
+const ddl_transport_t ddl_transport_host_mpi = {"host-mpi", host_start, host_finish};

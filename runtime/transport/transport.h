@@ -1,0 +1,40 @@
+/* Transports: how one chunk of a lane's partial sums travels between the
+ * nodes of the lane and comes back reduced, in the style of NCCL's transport
+ * table.  A chunk is started in a pipeline slot and finished later; up to
+ * DDL_INFLIGHT slots are in flight (algo/pipeline.c).  Rows:
+ *
+ *   host-mpi    host memory, the lane's step list (ring, recursive doubling,
+ *               Rabenseifner, multiring) over MPI point-to-point
+ *   staged      device memory through pinned host memory and host-mpi
+ *   cuda-mpi    device memory, MPI_Iallreduce of a CUDA-aware MPI
+ *   nccl        device memory, one NCCL communicator per lane, stream-ordered
+ *
+ * The device rows exist in a build with CUDA (gpu/transport_gpu.c). */
+#ifndef DDL_TRANSPORT_H
+#define DDL_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "ddl.h"
+
+struct ddl_comm;
+
+typedef struct ddl_transport {
+    const char *name;
+    /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`). */
+    ddl_status_t (*start)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op);
+    /* Wait until buf holds the lane's result (every wait has DDL_TIMEOUT). */
+    ddl_status_t (*finish)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype);
+} ddl_transport_t;
+
+extern const ddl_transport_t ddl_transport_host_mpi;
+#ifdef DDL_HAVE_CUDA
+extern const ddl_transport_t ddl_transport_staged, ddl_transport_cuda_mpi, ddl_transport_nccl;
+#endif
+
+/* The row for this call: host-mpi for host buffers; for device buffers the
+ * one DDL_GPU_TRANSPORT agreed at creation (cuda-mpi only where MPI has the
+ * type and op natively, else staged). */
+const ddl_transport_t *ddl_transport_for(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
+
+#endif
