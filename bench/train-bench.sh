@@ -10,6 +10,7 @@
 #   JSON_DIR=dir                        keep each model's results as dir/MODEL.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
+/usr/bin/python3 -c 'import torchvision' 2> /dev/null || apt-get install -y python3-torchvision > /dev/null
 models=${*:-resnet18 transformer mlp}
 emu=bench/emu-cluster.sh
 export DDL_EMU_PREFIX=ddltb DDL_CLUSTER_DIR=/tmp/ddl-train-bench DDL_CLUSTER_PORT=37817

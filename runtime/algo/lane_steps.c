@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "inter.h"
 #include "comm.h"
 #include "log.h"
 #include "model.h"
@@ -23,9 +24,13 @@ static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsign
     const ddl_model_t *m = &c->set.tuning.model;
     if (!c->now.multiring) {
         int p = c->info.nnodes;
-        DDL_INFO(DDL_SUBSYS_COLL, "chunks of about %zu bytes between %d nodes: %s (cost model: ring %.0f us, rd %.0f us, "
-                 "rab %.0f us)", (size_t)1 << bucket, p, ddl_inter_algo_names[algo], ddl_model_ring(m, 0, p, (double)bytes) * 1e6,
-                 ddl_model_rd(m, 0, p, (double)bytes) * 1e6, ddl_model_rab(m, 0, p, (double)bytes) * 1e6);
+        char costs[128] = "";
+        for (int i = 0, len = 0; i < DDL_INTER_ALGOS; i++)
+            len += snprintf(costs + len, sizeof(costs) - (size_t)len, "%s%s %.0f us", i ? ", " : "",
+                            ddl_inter_algo_names[ddl_inter_algos[i].id],
+                            ddl_inter_algos[i].cost(m, 0, p, (double)bytes) * 1e6);
+        DDL_INFO(DDL_SUBSYS_COLL, "chunks of about %zu bytes between %d nodes: %s (cost model: %s)", (size_t)1 << bucket, p,
+                 ddl_inter_algo_names[algo], costs);
         return;
     }
     char which[96] = "";
@@ -57,13 +62,9 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *s
     if (modelled)
         log_model_choice(c, n * esize, algo, dims);
     if (c->now.multiring)
-        algo = -1;
-    switch (algo) {
-    case -1: nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, steps); break;
-    case DDL_INTER_RD: nsteps = ddl_rd_build(rank, size, n, steps); break;
-    case DDL_INTER_RAB: nsteps = ddl_rab_build(rank, size, n, steps); break;
-    default: nsteps = ddl_ring_build(rank, size, n, steps); break;
-    }
+        nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, steps);
+    else
+        nsteps = (ddl_inter_algo(algo) ? ddl_inter_algo(algo) : &ddl_inter_algos[0])->build(rank, size, n, steps);
     /* Between two or more nodes every chunk moves: no steps would leave this
      * node's partial sums as the "result". */
     if (nsteps <= 0 && size > 1 && n > 0)

@@ -6,6 +6,7 @@
 #include "algo.h"
 #include "comm.h"
 #include "explore.h"
+#include "inter.h"
 #include "log.h"
 #include "model.h"
 #include "steps.h"
@@ -23,7 +24,8 @@ static int candidates(const ddl_grid_t *g) { return g ? 2 : 3; }
 
 /* Candidate k as a plan entry: multiring dimensions take ddl_dim_algo_t, the
  * lane takes ddl_inter_algo_id_t. */
-static const int lane_candidates[DDL_EXPLORE_CANDIDATES] = {DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_RAB};
+_Static_assert(DDL_EXPLORE_CANDIDATES == DDL_INTER_ALGOS, "DDL_EXPLORE times every lane algorithm");
+#define lane_candidate(k) ((int)ddl_inter_algos[k].id)
 
 void ddl_explore_plan(ddl_explore_t *e, const ddl_grid_t *grid, size_t chunk_bytes, ddl_call_plan_t *plan)
 {
@@ -43,7 +45,7 @@ void ddl_explore_plan(ddl_explore_t *e, const ddl_grid_t *grid, size_t chunk_byt
         plan->dims_fixed = 1;
         memcpy(plan->dim_algo, b->algo, sizeof(plan->dim_algo));
     } else {
-        plan->lane_algo = lane_candidates[b->algo[0]];
+        plan->lane_algo = lane_candidate(b->algo[0]);
     }
 }
 
@@ -79,9 +81,9 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
         char timed[128] = "";
         for (int k = 0, len = 0; k < candidates(grid); k++)
             len += snprintf(timed + len, sizeof(timed) - (size_t)len, "%s%s %.0f us", k ? ", " : "",
-                            ddl_inter_algo_names[lane_candidates[k]], b->t[k] * 1e6);
+                            ddl_inter_algo_names[lane_candidate(k)], b->t[k] * 1e6);
         DDL_INFO(DDL_SUBSYS_COLL, "DDL_EXPLORE: chunks of about %zu bytes, dimension %d: %s (timed: %s)",
-                 (size_t)1 << c->now.explore, b->dim, ddl_inter_algo_names[lane_candidates[best]], timed);
+                 (size_t)1 << c->now.explore, b->dim, ddl_inter_algo_names[lane_candidate(best)], timed);
     }
     b->dim++;
     b->trial = 0;

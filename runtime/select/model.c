@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "algo.h"
+#include "inter.h"
 #include "model.h"
 #include "parse.h"
 #include "steps.h"
@@ -47,21 +48,18 @@ double ddl_model_rab(const ddl_model_t *m, int dim, int p, double b)
 
 int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost)
 {
-    double t[3] = {ddl_model_ring(m, 0, p, bytes), ddl_model_rd(m, 0, p, bytes), ddl_model_rab(m, 0, p, bytes)};
-    static const int ids[3] = {DDL_INTER_RING, DDL_INTER_RD, DDL_INTER_RAB};
-    /* The model sees one link class; the ring talks to neighbours only, so
-     * with nodes numbered by rack it crosses the uplinks least, where
-     * Rabenseifner's first steps pair distant nodes.  Rabenseifner must beat
-     * the ring by DDL_MODEL_RAB_MARGIN to be chosen: its edge is latency. */
-    t[2] *= DDL_MODEL_RAB_MARGIN;
-    int best = 0;
-    for (int i = 1; i < 3; i++)
-        if (t[i] < t[best])
+    int best = -1;
+    double best_t = 0;
+    for (int i = 0; i < DDL_INTER_ALGOS; i++) {
+        double t = ddl_inter_algos[i].cost(m, 0, p, bytes);
+        if (best < 0 || t * ddl_inter_algos[i].margin < best_t * ddl_inter_algos[best].margin) {
             best = i;
-    t[2] /= DDL_MODEL_RAB_MARGIN;
+            best_t = t;
+        }
+    }
     if (cost)
-        *cost = t[best];
-    return ids[best];
+        *cost = best_t;
+    return (int)ddl_inter_algos[best].id;
 }
 
 double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[])

@@ -17,6 +17,7 @@
 #include "bench_stats.h"
 #include "comm.h"
 #include "grid.h"
+#include "inter.h"
 #include "parse.h"
 #include "reduce.h"
 
@@ -27,14 +28,21 @@ typedef struct {
     const char *name;
 } candidate_t;
 
-static const candidate_t candidates[] = {
-    {DDL_ALGO_MPI, DDL_INTER_AUTO, "mpi"},
-    {DDL_ALGO_LANE, DDL_INTER_RING, "lane/ring"},
-    {DDL_ALGO_LANE, DDL_INTER_RD, "lane/rd"},
-    {DDL_ALGO_LANE, DDL_INTER_RAB, "lane/rab"},
-    {DDL_ALGO_MULTIRING, DDL_INTER_AUTO, "multiring"}, /* only with a grid (DDL_TOPOLOGY) */
-};
-#define NCAND (int)(sizeof(candidates) / sizeof(candidates[0]))
+/* mpi, then every lane algorithm of the table (algo/inter.h), then the
+ * multiring (only with a grid, DDL_TOPOLOGY): filled by list_candidates. */
+#define NCAND (2 + DDL_INTER_ALGOS)
+static candidate_t candidates[NCAND];
+static char lane_names[DDL_INTER_ALGOS][32];
+
+static void list_candidates(void)
+{
+    candidates[0] = (candidate_t){DDL_ALGO_MPI, DDL_INTER_AUTO, "mpi"};
+    for (int i = 0; i < DDL_INTER_ALGOS; i++) {
+        snprintf(lane_names[i], sizeof(lane_names[i]), "lane/%s", ddl_inter_algo_names[ddl_inter_algos[i].id]);
+        candidates[1 + i] = (candidate_t){DDL_ALGO_LANE, (int)ddl_inter_algos[i].id, lane_names[i]};
+    }
+    candidates[NCAND - 1] = (candidate_t){DDL_ALGO_MULTIRING, DDL_INTER_AUTO, "multiring"};
+}
 
 static const size_t chunk_candidates[] = {256u << 10, 512u << 10, 1u << 20, 2u << 20, 4u << 20};
 #define NCHUNK (int)(sizeof(chunk_candidates) / sizeof(chunk_candidates[0]))
@@ -154,6 +162,7 @@ int main(int argc, char **argv)
     const char *path = "ddl-tuning.conf";
     int opt;
     MPI_Init(&argc, &argv);
+    list_candidates();
     while ((opt = getopt(argc, argv, "b:e:f:n:o:h")) != -1) {
         int bad = 0;
         switch (opt) {

@@ -242,7 +242,12 @@ int main(int argc, char **argv)
     ddl_config_t cfg;
     x.comm = ddl_test_comm(&argc, &argv, &cfg, &x.info);
     int serve_helper = x.info.role == DDL_ROLE_HELPER && cfg.helper_mode == DDL_HELPERS_SERVE;
-    MPI_Comm_split(MPI_COMM_WORLD, serve_helper ? MPI_UNDEFINED : 0, x.info.rank, &x.other);
+    /* Serve-mode helpers may be ddl-helper, which joins no collective of ours. */
+    x.other = MPI_COMM_NULL;
+    if (cfg.helper_mode == DDL_HELPERS_SERVE && x.info.role == DDL_ROLE_OWNER)
+        MPI_Comm_dup(ddl_comm_owners(x.comm), &x.other);
+    else if (cfg.helper_mode == DDL_HELPERS_COLLECTIVE)
+        MPI_Comm_dup(MPI_COMM_WORLD, &x.other);
     size_t max_bytes = (size_t)MAX_COUNT * 8;
     if (x.info.role == DDL_ROLE_OWNER) {
         for (int i = 0; i < 2 * BATCH; i++) {

@@ -97,15 +97,15 @@ node_usable() {
     [ -z "$(squeue -h)" ] && pass "$1: no job left" || fail "$1: jobs left: $(squeue -h)"
 }
 
-mpi_test() { # NODES GPUS LANES MODE
-    local out
+mpi_test() { # NODES GPUS LANES MODE [PROGRAM: allreduce (default) or iallreduce]
+    local out prog=${5:-allreduce}
     out=$(DDL_TEST_QUICK=1 DDL_ALGO=lane DDL_CHUNK_SIZE=64K DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 \
-        $RUN -N"$1" --gpus-per-node="$2" --ddl-lanes="$3" "$top_builddir/tests/mpi/ddl-test-allreduce" 2>&1)
+        $RUN -N"$1" --gpus-per-node="$2" --ddl-lanes="$3" "$top_builddir/tests/mpi/ddl-test-$prog" 2>&1)
     local rc=$?
     if [ $rc -eq 0 ] && grep -q ", 0 failures" <<< "$out"; then
-        pass "MPI allreduce, $1 node(s) x $2 GPUs x $3 lanes, helpers $4: $(grep -o '[0-9]* cases' <<< "$out")"
+        pass "MPI $prog, $1 node(s) x $2 GPUs x $3 lanes, helpers $4: $(grep -o '[0-9]* cases' <<< "$out")"
     else
-        fail "MPI allreduce, $1 node(s) x $2 GPUs x $3 lanes, helpers $4 (exit $rc)"
+        fail "MPI $prog, $1 node(s) x $2 GPUs x $3 lanes, helpers $4 (exit $rc)"
         echo "$out" | tail -15
     fi
 }
@@ -140,10 +140,13 @@ check_env 2 2 2
 check_env 2 2 4
 mpi_test 2 2 2 app
 mpi_test 2 1 2 app
+# Requests in flight among other MPI traffic, through srun and PMIx.
+mpi_test 2 1 2 app iallreduce
 
 # --- two nodes, helpers run ddl-helper ------------------------------------------
 start_cluster 2 daemon
 mpi_test 2 2 2 daemon
+mpi_test 2 1 2 daemon iallreduce
 out=$(DDL_TIMEOUT=60 $RUN -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" -b 8 -e 1M -f 32 -n 3 -w 1 2>&1)
 if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 GPUs x 2 lanes' <<< "$out"; then
     pass "ddl-bench across 2 nodes, helpers daemon"
