@@ -55,22 +55,22 @@ ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _
             return DDL_OK;
         if (rc < 0)
             return (ddl_status_t)rc;
-        if ((spins & 255) == 255) {
-            double now = ddl_now();
-            if (now > deadline)
-                return DDL_ERR_TIMED_OUT;
-            if (abort && atomic_load(abort))
-                return DDL_ERR_PEER_FAILED;
-            double waited = now - start;
-            if (waited < POLL_SPIN_S) {
-                sched_yield();
-                continue;
-            }
-            double nap = waited / 8 < POLL_SLEEP_MAX_S ? waited / 8 : POLL_SLEEP_MAX_S;
-            struct timespec ts = {0, (long)(nap * 1e9)};
-            nanosleep(&ts, NULL);
-            spins = 254; /* the next look checks the clock again */
+        if ((spins & 1023) != 1023)
+            continue;
+        double now = ddl_now();
+        if (now > deadline)
+            return DDL_ERR_TIMED_OUT;
+        if (abort && atomic_load(abort))
+            return DDL_ERR_PEER_FAILED;
+        double waited = now - start;
+        if (waited < POLL_SPIN_S) {
+            sched_yield();
+            continue;
         }
+        double nap = waited / 8 < POLL_SLEEP_MAX_S ? waited / 8 : POLL_SLEEP_MAX_S;
+        struct timespec ts = {0, (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+        spins = 1022; /* after a nap: one look, then the clock again */
     }
 }
 
