@@ -28,4 +28,17 @@ static inline ddl_comm_t *ddl_test_comm(int *argc, char ***argv, ddl_config_t *c
     return comm;
 }
 
+/* Destroy the communicator, print the totals on rank 0 (the runner scripts
+ * look for ", 0 failures"), finalise MPI; the exit code. */
+static inline int ddl_test_finish(ddl_comm_t *comm, const ddl_comm_info_t *info, const ddl_config_t *cfg, int cases,
+                                  int failures)
+{
+    ddl_comm_destroy(comm);
+    if (info->rank == 0)
+        printf("%d nodes x %d GPUs x %d lanes, helpers %s: %d cases, %d failures\n", info->nnodes, info->gpus_per_node,
+               info->lanes, cfg->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", cases, failures);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
+
 #endif

@@ -159,11 +159,5 @@ int main(int argc, char **argv)
         free(x.plain_send);
         free(x.plain_recv);
     }
-    ddl_comm_destroy(x.comm);
-    if (x.info.rank == 0)
-        printf("%d nodes x %d GPUs x %d lanes, helpers %s: %d cases, %d failures\n", x.info.nnodes,
-               x.info.gpus_per_node, x.info.lanes, cfg.helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective",
-               cases, failures);
-    MPI_Finalize();
-    return failures ? 1 : 0;
+    return ddl_test_finish(x.comm, &x.info, &cfg, cases, failures);
 }

@@ -279,11 +279,5 @@ int main(int argc, char **argv)
     }
     if (x.other != MPI_COMM_NULL)
         MPI_Comm_free(&x.other);
-    ddl_comm_destroy(x.comm);
-    if (x.info.rank == 0)
-        printf("%d nodes x %d GPUs x %d lanes, helpers %s: %d cases, %d failures\n", x.info.nnodes,
-               x.info.gpus_per_node, x.info.lanes, cfg.helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective",
-               cases, failures);
-    MPI_Finalize();
-    return failures ? 1 : 0;
+    return ddl_test_finish(x.comm, &x.info, &cfg, cases, failures);
 }
