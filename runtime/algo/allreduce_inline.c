@@ -13,7 +13,7 @@
 
 int ddl_inline_fits(const ddl_comm_t *c, size_t bytes)
 {
-    return c->info.nnodes == 1 && c->set.algo == DDL_ALGO_AUTO && c->mem_now == DDL_MEM_HOST &&
+    return c->info.nnodes == 1 && c->set.algo == DDL_ALGO_AUTO && c->call->mem == DDL_MEM_HOST &&
            bytes <= DDL_INLINE_BYTES;
 }
 

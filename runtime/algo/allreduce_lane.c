@@ -90,7 +90,7 @@ static ddl_status_t host_drain(void *ctx, int slot, size_t off, size_t n, void *
 /* Between nodes: the slice in chunks through the pipeline and the host-mpi transport. */
 static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, 1);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->call->plan.chunk, 1);
     struct host_pipe p = {c, v};
     ddl_pipeline_ops_t ops = {host_fill, host_drain, &p};
     return ddl_pipeline_run(c, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
@@ -125,17 +125,17 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size
     rq->dtype = dtype;
     rq->op = op;
     rq->shutdown = 0;
-    rq->plan = c->now;
-    if (c->own_error == DDL_OK && c->mem_now == DDL_MEM_HOST) {
+    rq->plan = c->call->plan;
+    if (c->call->own_error == DDL_OK && c->call->mem == DDL_MEM_HOST) {
         rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
         rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
     } else {
         /* Device buffers are opened by the node's other ranks; an owner whose
          * buffers cannot be used has said why, and every rank fails the call. */
-        if (c->own_error == DDL_OK &&
-            (c->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) == DDL_OK)
-            c->own_error = ddl_gpu_export(recvbuf, &rq->out_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id));
-        rq->in_kind = rq->out_kind = c->own_error == DDL_OK ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
+        if (c->call->own_error == DDL_OK &&
+            (c->call->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) == DDL_OK)
+            c->call->own_error = ddl_gpu_export(recvbuf, &rq->out_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id));
+        rq->in_kind = rq->out_kind = c->call->own_error == DDL_OK ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
     }
     if (c->helper_mode == DDL_HELPERS_SERVE)
         ddl_node_ring(&c->node);
@@ -205,7 +205,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int wh
     if (st == DDL_OK && kind == DDL_LOC_DEVICE)
         st = ddl_allreduce_gpu(c, sendbuf, recvbuf, count, dtype, op);
     else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
-        st = c->own_error;
+        st = c->call->own_error;
     else if (st == DDL_OK)
         st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
                                   "passed buffers it cannot share (its message says why)", why, in->node,
@@ -225,7 +225,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int wh
 static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
 {
     const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    ddl_call_plan_t *p = &c->now;
+    ddl_call_plan_t *p = &c->call->plan;
     memset(p, 0, sizeof(*p));
     p->multiring = multiring;
     p->explore = -1;
@@ -273,12 +273,12 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
     if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
         plan_call(c, count * v.esize, multiring);
         slots[in->local_rank].sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
-                                                c->now.lane_algo, c->now.chunk, c->seq, 0};
+                                                c->call->plan.lane_algo, c->call->plan.chunk, c->seq, 0};
     } else {
-        c->now = slots[in->gpu * in->lanes].req.plan;
+        c->call->plan = slots[in->gpu * in->lanes].req.plan;
         slots[in->local_rank].sig = slots[in->gpu * in->lanes].sig;
     }
-    if (c->now.explore >= 0)
+    if (c->call->plan.explore >= 0)
         ddl_explore_begin(c);
     if (owner)
         post_request(c, sendbuf, recvbuf, count, dtype, op);
@@ -307,7 +307,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
             st = device_or_invalid(c, kind, why, sendbuf, recvbuf, count, dtype, op);
-            return st == DDL_OK && c->now.explore >= 0 ? ddl_explore_record(c) : st;
+            return st == DDL_OK && c->call->plan.explore >= 0 ? ddl_explore_record(c) : st;
         }
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
@@ -342,7 +342,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
               "between nodes %.2f ms, results barrier %.2f ms, copy out %.2f ms", count, ddl_dtype_name(dtype),
               ph[PH_COPY_IN] * 1e3, ph[PH_BARRIER_IN] * 1e3, ph[PH_SIGNATURES] * 1e3, ph[PH_NODES] * 1e3,
               ph[PH_BARRIER_OUT] * 1e3, ph[PH_COPY_OUT] * 1e3);
-    if (st == DDL_OK && c->now.explore >= 0)
+    if (st == DDL_OK && c->call->plan.explore >= 0)
         st = ddl_explore_record(c);
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }

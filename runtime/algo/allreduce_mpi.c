@@ -108,7 +108,7 @@ static ddl_status_t mpi_host(const void *sendbuf, void *recvbuf, size_t count, d
 ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
                                ddl_comm_t *c)
 {
-    if (c->mem_now != DDL_MEM_DEVICE)
+    if (c->call->mem != DDL_MEM_DEVICE)
         return mpi_host(sendbuf, recvbuf, count, dtype, op, c);
     size_t bytes = count * ddl_dtype_size(dtype);
     if (c->bounce_bytes < bytes) {

@@ -22,7 +22,7 @@ static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsign
         return;
     c->model_logged |= 1ull << bucket;
     const ddl_model_t *m = &c->set.tuning.model;
-    if (!c->now.multiring) {
+    if (!c->call->plan.multiring) {
         int p = c->info.nnodes;
         char costs[128] = "";
         for (int i = 0, len = 0; i < DDL_INTER_ALGOS; i++)
@@ -47,21 +47,21 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *s
 {
     int rank = c->info.node, size = c->info.nnodes;
     const ddl_model_t *model = &c->set.tuning.model;
-    int nsteps, algo = c->now.lane_algo;
-    int modelled = algo == DDL_INTER_AUTO && !c->now.multiring;
+    int nsteps, algo = c->call->plan.lane_algo;
+    int modelled = algo == DDL_INTER_AUTO && !c->call->plan.multiring;
     if (modelled) /* the model decides per chunk */
         algo = ddl_model_lane_algo(model, size, (double)(n * esize), NULL);
     unsigned char dims[DDL_GRID_MAX_DIMS];
-    if (c->now.multiring) {
-        modelled = !c->now.dims_fixed;
-        if (c->now.dims_fixed)
-            memcpy(dims, c->now.dim_algo, sizeof(dims));
+    if (c->call->plan.multiring) {
+        modelled = !c->call->plan.dims_fixed;
+        if (c->call->plan.dims_fixed)
+            memcpy(dims, c->call->plan.dim_algo, sizeof(dims));
         else
             ddl_model_multiring(model, &c->set.grid, (double)(n * esize), dims);
     }
     if (modelled)
         log_model_choice(c, n * esize, algo, dims);
-    if (c->now.multiring)
+    if (c->call->plan.multiring)
         nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, steps);
     else
         nsteps = (ddl_inter_algo(algo) ? ddl_inter_algo(algo) : &ddl_inter_algos[0])->build(rank, size, n, steps);
@@ -70,7 +70,7 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *s
     if (nsteps <= 0 && size > 1 && n > 0)
         return ddl_error(DDL_ERR_INTERNAL, "internal error: the %s schedule between %d nodes has no steps for a chunk "
                          "of %zu elements; please report it with DDL_DEBUG=INFO output",
-                         c->now.multiring ? "multiring" : ddl_inter_algo_names[algo], size, n);
+                         c->call->plan.multiring ? "multiring" : ddl_inter_algo_names[algo], size, n);
     *nsteps_out = nsteps;
     return DDL_OK;
 }

@@ -42,15 +42,13 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
-    ddl_call_plan_t now;         /* this call's algorithms and chunk (node.h) */
     ddl_explore_t explore;       /* DDL_EXPLORE: what the first calls measured */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     ddl_sched_t sched[DDL_NSCHED];
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
-    ddl_memory_t mem_now;        /* owners: where this call's buffers are (HOST, DEVICE or AUTO: mixed) */
-    ddl_status_t own_error;      /* owners: why this call's buffers cannot be used */
-    void *bounce;                /* host copy of device buffers on the MPI path */
+    ddl_call_t *call;            /* the running call (its request's state); NULL between calls */
+    void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */
     size_t bounce_bytes;
 
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */

@@ -131,9 +131,9 @@ static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_
     /* An owner that cannot use its buffers still takes part, so that the
      * others fail the call with it instead of waiting for it. */
     ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, 0, c->seq,
-                     c->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
+                     c->call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
     char mine[512] = "";
-    if (c->own_error != DDL_OK) /* its reason, kept across the exchange */
+    if (c->call->own_error != DDL_OK) /* its reason, kept across the exchange */
         snprintf(mine, sizeof(mine), "%s", ddl_last_error());
     ddl_status_t st;
     if (c->info.nnodes == 1) {
@@ -141,7 +141,7 @@ static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_
         if (st != DDL_OK)
             return ddl_comm_fail(c, st);
         st = ddl_sig_check_owners(&c->node, c->info.lanes, c->info.gpus_per_node, c->seq);
-        if (st == DDL_ERR_INVALID_ARG && c->own_error == DDL_OK)
+        if (st == DDL_ERR_INVALID_ARG && c->call->own_error == DDL_OK)
             st = ddl_error(st, "%s", ddl_last_error());
     } else {
         ddl_sig_exchange_t x;
@@ -150,9 +150,9 @@ static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_
             st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank,
                                 (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
     }
-    if (c->own_error != DDL_OK) {
+    if (c->call->own_error != DDL_OK) {
         ddl_log_keep_error(mine); /* its own reason, not the echo of it */
-        return c->own_error;
+        return c->call->own_error;
     }
     return st == DDL_OK || st == DDL_ERR_MISMATCH || st == DDL_ERR_INVALID_ARG ? st : ddl_comm_fail(c, st);
 }
@@ -170,10 +170,10 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
     int helpers = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
     if (c->info.role == DDL_ROLE_OWNER) {
         size_t bytes = count * ddl_dtype_size(dtype);
-        int inline_data = c->own_error == DDL_OK && ddl_inline_fits(c, bytes);
+        int inline_data = c->call->own_error == DDL_OK && ddl_inline_fits(c, bytes);
         if (inline_data)
             ddl_inline_post(c, sendbuf, bytes);
-        ddl_status_t st = c->own_error;
+        ddl_status_t st = c->call->own_error;
         if (c->info.owner_size > 1)
             st = check_owner_signatures(count, dtype, op, inline_data, c);
         if (st == DDL_OK && inline_data)
@@ -206,7 +206,8 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_stream: unknown memory kind %d", (int)mem);
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
-    *call = (ddl_call_t){sendbuf, recvbuf, count, dtype, op, DDL_MEM_HOST, stream, NULL};
+    *call = (ddl_call_t){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op,
+                         .mem = DDL_MEM_HOST, .stream = stream};
     /* Where the buffers are is asked now, on the caller's thread (its CUDA
      * context); the runner may be the progress thread. */
     if (c->info.role == DDL_ROLE_OWNER && count > 0)
@@ -214,7 +215,7 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
     return DDL_OK;
 }
 
-ddl_status_t ddl_allreduce_run(const ddl_call_t *call, ddl_comm_t *c)
+static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
 {
     const void *sendbuf = call->sendbuf;
     void *recvbuf = call->recvbuf;
@@ -232,22 +233,20 @@ ddl_status_t ddl_allreduce_run(const ddl_call_t *call, ddl_comm_t *c)
     c->seq++; /* calls that move data: a rank that skips one is caught by the next */
     size_t bytes = (size_t)count * ddl_dtype_size(dtype); /* check_args refused what overflows */
     /* An owner's unusable buffers fail the call on every rank that waits for
-     * it (c->own_error), not only on the owner. */
-    c->mem_now = DDL_MEM_HOST;
-    c->own_error = DDL_OK;
+     * it (call->own_error), not only on the owner. */
+    call->own_error = DDL_OK;
     if (c->info.role == DDL_ROLE_OWNER) {
-        c->mem_now = call->mem;
-        if (c->mem_now == DDL_MEM_AUTO)
-            c->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf is %s memory but recvbuf "
-                                     "is %s memory: pass both on the host or both on the device", c->info.rank,
-                                     ddl_gpu_is_device(sendbuf) ? "device" : "host",
-                                     ddl_gpu_is_device(recvbuf) ? "device" : "host");
+        if (call->mem == DDL_MEM_AUTO)
+            call->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf is %s memory but recvbuf "
+                                        "is %s memory: pass both on the host or both on the device", c->info.rank,
+                                        ddl_gpu_is_device(sendbuf) ? "device" : "host",
+                                        ddl_gpu_is_device(recvbuf) ? "device" : "host");
         /* Other processes read the buffers: the work that fills them must be done. */
-        else if (c->mem_now == DDL_MEM_DEVICE)
-            c->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)
-                                       : ddl_gpu_wait_queued(call->stream, c->set.timeout);
+        else if (call->mem == DDL_MEM_DEVICE)
+            call->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)
+                                          : ddl_gpu_wait_queued(call->stream, c->set.timeout);
         else
-            c->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
+            call->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
     }
     ddl_algo_id_t algo = choose(c, bytes);
     announce(c, algo, bytes);
@@ -256,4 +255,12 @@ ddl_status_t ddl_allreduce_run(const ddl_call_t *call, ddl_comm_t *c)
     if (c->info.role == DDL_ROLE_HELPER)
         sendbuf = recvbuf = NULL;
     return ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);
+}
+
+ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)
+{
+    c->call = call; /* the running call's state, for the paths below */
+    ddl_status_t st = run(call, c);
+    c->call = NULL;
+    return st;
 }

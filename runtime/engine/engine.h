@@ -9,10 +9,12 @@
 #include <stdatomic.h>
 
 #include "ddl.h"
+#include "node.h"
 
 struct ddl_comm;
 
-/* One call's arguments and per-call state, as posted. */
+/* One call: its arguments as posted, and the state the runner keeps for it
+ * (the request owns it; the communicator points at the running call). */
 typedef struct {
     const void *sendbuf; /* DDL_IN_PLACE already resolved */
     void *recvbuf;
@@ -23,6 +25,10 @@ typedef struct {
     void *stream;        /* device buffers: the caller's stream (a cudaStream_t; NULL: the device) */
     void *ready;         /* nonblocking calls on device buffers: an event recorded on stream at
                             posting; NULL: the runner (the caller) waits for stream itself */
+    /* Filled by the runner. */
+    ddl_call_plan_t plan;   /* this call's algorithms and chunk (node.h); serve-mode helpers copy
+                               their owner's */
+    ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
 } ddl_call_t;
 
 typedef enum { DDL_REQ_QUEUED = 0, DDL_REQ_RUNNING, DDL_REQ_DONE } ddl_req_state_t;
@@ -57,7 +63,7 @@ void ddl_engine_init(ddl_engine_t *e);
 void ddl_engine_drain(ddl_engine_t *e);
 
 /* Run one posted call to completion on the calling thread (allreduce.c). */
-ddl_status_t ddl_allreduce_run(const ddl_call_t *call, struct ddl_comm *c);
+ddl_status_t ddl_allreduce_run(ddl_call_t *call, struct ddl_comm *c);
 /* Check a call's arguments and fill *call (allreduce.c); nothing is queued. */
 ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                       ddl_redop_t op, ddl_memory_t mem, void *stream, struct ddl_comm *c,

@@ -96,7 +96,7 @@ static ddl_status_t gpu_drain(void *ctx, int slot, size_t off, size_t n, void *b
  * device transport (transport.h), then the stream drained. */
 static ddl_status_t multi_node(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->now.chunk, CHUNK_ALIGN);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->call->plan.chunk, CHUNK_ALIGN);
     struct gpu_pipe p = {c, g, v};
     ddl_pipeline_ops_t ops = {gpu_fill, gpu_drain, &p};
     ddl_status_t st = ddl_pipeline_run(c, ddl_transport_for(c, 1, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);

@@ -57,8 +57,8 @@ void ddl_explore_begin(ddl_comm_t *c)
 
 ddl_status_t ddl_explore_record(ddl_comm_t *c)
 {
-    const ddl_grid_t *grid = c->now.multiring ? &c->set.grid : NULL;
-    ddl_explore_bucket_t *b = &c->explore.b[c->now.explore];
+    const ddl_grid_t *grid = c->call->plan.multiring ? &c->set.grid : NULL;
+    ddl_explore_bucket_t *b = &c->explore.b[c->call->plan.explore];
     /* The time in the explored dimension and every dimension outside it. */
     double mine = 0, slowest;
     for (int d = b->dim; d < end_dim(grid); d++)
@@ -67,7 +67,7 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
         return ddl_error(DDL_ERR_MPI, "DDL_EXPLORE: MPI_Allreduce of the timings failed");
     /* Serve-mode helpers follow their owners' plans and keep no exploration
      * state: they only take part in the agreement. */
-    if (!c->explore.started[c->now.explore])
+    if (!c->explore.started[c->call->plan.explore])
         return DDL_OK;
     b->t[b->trial] = slowest;
     if (++b->trial < candidates(grid))
@@ -83,7 +83,7 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
             len += snprintf(timed + len, sizeof(timed) - (size_t)len, "%s%s %.0f us", k ? ", " : "",
                             ddl_inter_algo_names[lane_candidate(k)], b->t[k] * 1e6);
         DDL_INFO(DDL_SUBSYS_COLL, "DDL_EXPLORE: chunks of about %zu bytes, dimension %d: %s (timed: %s)",
-                 (size_t)1 << c->now.explore, b->dim, ddl_inter_algo_names[lane_candidate(best)], timed);
+                 (size_t)1 << c->call->plan.explore, b->dim, ddl_inter_algo_names[lane_candidate(best)], timed);
     }
     b->dim++;
     b->trial = 0;
