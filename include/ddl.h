@@ -162,7 +162,8 @@ ddl_status_t ddl_test(ddl_request_t *req, int *done);
  * request behind it on the communicator, fails on every rank. */
 ddl_status_t ddl_wait(ddl_request_t *req);
 /* Device work queued on stream after this call waits for the request to
- * complete; the calling thread does not.  Needs a library built with CUDA.
+ * complete; the calling thread does not.  Needs a library built with CUDA and
+ * the progress thread (MPI_THREAD_MULTIPLE).
  * Free the request only after the stream has passed that point. */
 ddl_status_t ddl_wait_stream(ddl_request_t *req, void *stream);
 /* Release a request.  One still in flight completes and is released then

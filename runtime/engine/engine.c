@@ -232,6 +232,11 @@ ddl_status_t ddl_wait_stream(ddl_request_t *r, void *stream)
 {
     if (!r)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_wait_stream: req is NULL");
+    /* Without a progress thread the request moves only inside ddl_test and
+     * ddl_wait: a stream waiting for it could wait for this very thread. */
+    if (!r->comm->engine.threaded)
+        return ddl_error(DDL_ERR_NOT_SUPPORTED, "ddl_wait_stream needs the progress thread, which needs MPI "
+                         "initialised with MPI_THREAD_MULTIPLE; use ddl_wait");
     return ddl_gpu_stream_wait_host(stream, request_done, r, r->comm->set.timeout);
 }
 

@@ -35,11 +35,18 @@ static void check_cuda(cudaError_t rc, const char *what)
     }
 }
 
+/* How a case calls: ddl_allreduce; ddl_allreduce_stream on the owner's stream;
+ * ddl_iallreduce_stream with the input written on the stream just before (the
+ * request must order after it) and the result read on the stream after
+ * ddl_wait_stream (the stream must wait for the request). */
+enum { CALL_BLOCKING, CALL_STREAM, CALL_NONBLOCKING, CALL_KINDS };
+static const char *const call_names[] = {"", " on a stream", " nonblocking on a stream"};
+
 static void fail(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int inplace, int streamed, const char *detail)
 {
     if (x->failures++ < 20)
         fprintf(stderr, "FAIL rank %d: %s %s count %zu %s%s: %s\n", x->info.rank, ddl_dtype_name(t),
-                ddl_redop_name(op), count, inplace ? "in-place" : "out-of-place", streamed ? " on a stream" : "",
+                ddl_redop_name(op), count, inplace ? "in-place" : "out-of-place", call_names[streamed],
                 detail);
 }
 
@@ -51,23 +58,44 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
     if (owner) {
         void *target = inplace ? x->drecv : x->dsend;
         ddl_ref_fill(x->hsend, count, t, op, x->info.owner_rank, seed);
-        check_cuda(cudaMemcpy(target, x->hsend, bytes, cudaMemcpyHostToDevice), "filling the input");
         if (!inplace) {
             ddl_ref_poison(x->hrecv, bytes);
             check_cuda(cudaMemcpy(x->drecv, x->hrecv, bytes, cudaMemcpyHostToDevice), "poisoning the output");
         }
+        if (streamed == CALL_NONBLOCKING) /* still in flight on the stream when the request is posted */
+            check_cuda(cudaMemcpyAsync(target, x->hsend, bytes, cudaMemcpyHostToDevice, x->stream), "filling the input");
+        else
+            check_cuda(cudaMemcpy(target, x->hsend, bytes, cudaMemcpyHostToDevice), "filling the input");
     }
     const void *send = owner ? (inplace ? DDL_IN_PLACE : x->dsend) : NULL;
     void *recv = owner ? x->drecv : NULL;
-    ddl_status_t st = streamed ? ddl_allreduce_stream(send, recv, (int64_t)count, t, op, DDL_MEM_DEVICE, x->stream, x->comm)
-                               : ddl_allreduce(send, recv, (int64_t)count, t, op, x->comm);
+    ddl_status_t st;
+    if (streamed == CALL_NONBLOCKING) {
+        ddl_request_t *req = NULL;
+        st = ddl_iallreduce_stream(send, recv, (int64_t)count, t, op, DDL_MEM_DEVICE, owner ? x->stream : NULL, x->comm,
+                                   &req);
+        if (st == DDL_OK && owner) {
+            /* The copy of the result waits for the request on the stream, not on this thread. */
+            if ((st = ddl_wait_stream(req, x->stream)) == DDL_OK)
+                check_cuda(cudaMemcpyAsync(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost, x->stream),
+                           "reading the result on the stream");
+            check_cuda(cudaStreamSynchronize(x->stream), "waiting for the stream");
+        }
+        if (st == DDL_OK)
+            st = ddl_wait(req);
+        ddl_request_free(req);
+    } else {
+        st = streamed ? ddl_allreduce_stream(send, recv, (int64_t)count, t, op, DDL_MEM_DEVICE, x->stream, x->comm)
+                      : ddl_allreduce(send, recv, (int64_t)count, t, op, x->comm);
+    }
     if (st != DDL_OK) {
         fail(x, t, op, count, inplace, streamed, ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (!owner)
         return;
-    check_cuda(cudaMemcpy(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost), "reading the result");
+    if (streamed != CALL_NONBLOCKING)
+        check_cuda(cudaMemcpy(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost), "reading the result");
     int bad = 0;
     for (size_t i = 0; i < count && bad < 3; i++) {
         ddl_ref_t ref = ddl_ref_expected(t, op, x->info.owner_size, i, seed);
@@ -97,7 +125,8 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided; /* nonblocking cases on a stream need the progress thread */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess)
         devices = 0;
@@ -146,7 +175,7 @@ int main(int argc, char **argv)
                     if (quick && counts[c] == LARGE_COUNT && t != DDL_DTYPE_F32 && t != DDL_DTYPE_F16)
                         continue;
                     for (int inplace = 0; inplace < 2; inplace++, seed++)
-                        run_case(&x, (ddl_dtype_t)t, (ddl_redop_t)op, counts[c], inplace, seed % 3 == 0, seed);
+                        run_case(&x, (ddl_dtype_t)t, (ddl_redop_t)op, counts[c], inplace, (int)(seed % CALL_KINDS), seed);
                 }
     }
     /* Totals over the owners (serve-mode helpers join no collective of ours). */
