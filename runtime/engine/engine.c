@@ -29,6 +29,15 @@ void ddl_engine_init(ddl_engine_t *e)
     e->threaded = level == MPI_THREAD_MULTIPLE;
 }
 
+/* The runner is free again: wake the progress thread (the next request) and
+ * the waiters (ddl_wait, ddl_engine_drain).  With the lock held. */
+static void release_runner(ddl_engine_t *e)
+{
+    e->busy = 0;
+    pthread_cond_broadcast(&e->completed);
+    pthread_cond_broadcast(&e->posted);
+}
+
 /* Run r (popped by the caller, busy set) without the lock, then complete it.
  * Called and returns with the lock held. */
 static void run_locked(ddl_engine_t *e, struct ddl_request *r)
@@ -45,14 +54,11 @@ static void run_locked(ddl_engine_t *e, struct ddl_request *r)
     r->status = st;
     if (st != DDL_OK)
         snprintf(r->error, sizeof(r->error), "%s", ddl_last_error());
-    e->busy = 0;
-    e->outstanding--;
     int freed = r->freed;
     atomic_store(&r->state, DDL_REQ_DONE); /* the caller may free r from here on */
     if (freed)
         free(r);
-    pthread_cond_broadcast(&e->completed);
-    pthread_cond_broadcast(&e->posted); /* the runner is free again */
+    release_runner(e);
 }
 
 static struct ddl_request *pop(ddl_engine_t *e)
@@ -81,10 +87,10 @@ static void *progress_main(void *arg)
 }
 
 /* With the lock held. */
-static ddl_status_t start_thread(ddl_engine_t *e)
+static void start_thread(ddl_engine_t *e)
 {
     if (e->thread_on || !e->threaded)
-        return DDL_OK;
+        return;
     /* Signals stay with the application's threads. */
     sigset_t all, old;
     sigfillset(&all);
@@ -93,25 +99,29 @@ static ddl_status_t start_thread(ddl_engine_t *e)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) { /* the requests run in ddl_test / ddl_wait instead */
         e->threaded = 0;
-        DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "cannot start the progress thread (%s): requests progress in ddl_test and ddl_wait",
-                 strerror(rc));
-        return DDL_OK;
+        DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "cannot start the progress thread (%s): requests progress in ddl_test "
+                "and ddl_wait", strerror(rc));
+        return;
     }
     e->thread_on = 1;
-    return DDL_OK;
 }
 
-/* Without a progress thread the waiting caller runs the queue up to r.  With
- * one it sleeps until r completes: every wait inside a call has DDL_TIMEOUT,
- * so the runner always comes back. */
+/* One step of a wait, with the lock held: without a progress thread the
+ * waiting caller runs the next queued request itself; otherwise (or while
+ * another thread runs one) it sleeps until a run ends.  Every wait inside a
+ * call has DDL_TIMEOUT, so the runner always comes back. */
+static void wait_step(ddl_engine_t *e)
+{
+    if (!e->threaded && e->head && !e->busy)
+        run_locked(e, pop(e));
+    else
+        pthread_cond_wait(&e->completed, &e->lock);
+}
+
 static void wait_locked(ddl_engine_t *e, struct ddl_request *r)
 {
-    while (atomic_load(&r->state) != DDL_REQ_DONE) {
-        if (!e->threaded && e->head && !e->busy)
-            run_locked(e, pop(e));
-        else
-            pthread_cond_wait(&e->completed, &e->lock);
-    }
+    while (atomic_load(&r->state) != DDL_REQ_DONE)
+        wait_step(e);
 }
 
 static ddl_status_t finish(struct ddl_request *r)
@@ -136,7 +146,6 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
     else
         e->head = r;
     e->tail = r;
-    e->outstanding++;
     start_thread(e);
     pthread_cond_signal(&e->posted);
     pthread_mutex_unlock(&e->lock);
@@ -177,8 +186,7 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
         pthread_mutex_unlock(&e->lock);
         st = ddl_allreduce_run(&call, c);
         pthread_mutex_lock(&e->lock);
-        e->busy = 0;
-        pthread_cond_broadcast(&e->posted);
+        release_runner(e);
         pthread_mutex_unlock(&e->lock);
         return st;
     }
@@ -259,12 +267,8 @@ ddl_status_t ddl_request_free(ddl_request_t *r)
 void ddl_engine_drain(ddl_engine_t *e)
 {
     pthread_mutex_lock(&e->lock);
-    while (e->outstanding > 0 || e->busy) {
-        if (!e->threaded && e->head && !e->busy)
-            run_locked(e, pop(e));
-        else
-            pthread_cond_wait(&e->completed, &e->lock);
-    }
+    while (e->head || e->busy) /* queued, or running */
+        wait_step(e);
     e->stop = 1;
     pthread_cond_broadcast(&e->posted);
     int joined = e->thread_on;

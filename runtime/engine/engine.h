@@ -53,7 +53,6 @@ typedef struct {
     int threaded;             /* MPI_THREAD_MULTIPLE: a progress thread carries the requests */
     int thread_on, stop;
     pthread_t thread;
-    unsigned outstanding;     /* posted and not yet completed */
 } ddl_engine_t;
 
 /* At communicator creation: threaded when MPI gives MPI_THREAD_MULTIPLE (the
