@@ -21,6 +21,17 @@ check_shm_clean() {
     fi
 }
 
+# run_layout PROG RANKS LABEL ENV...: PROG on RANKS ranks with ENV; pass or fail LABEL.
+run_layout() {
+    local prog=$1 ranks=$2 label=$3
+    shift 3
+    if env "$@" timeout 600 $MPIRUN -n "$ranks" "$prog" < /dev/null; then
+        pass "$label"
+    else
+        fail "$label (env $*)"
+    fi
+}
+
 fail_count=0
 pass_count=0
 pass() { pass_count=$((pass_count + 1)); echo "PASS: $*"; }

@@ -25,12 +25,7 @@ while read -r nodes gpus lanes helpers level extra; do
     ranks=$((nodes * gpus * lanes))
     envs="DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers DDL_CHUNK_SIZE=64K \
 DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 DDL_TEST_MPI_THREAD=$level $(echo "$extra" | tr ':' ' ')"
-    label="$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, MPI thread $level, $extra"
-    if env $envs timeout 600 $MPIRUN -n $ranks "$prog" < /dev/null; then
-        pass "$label"
-    else
-        fail "$label (env $envs)"
-    fi
+    run_layout "$prog" "$ranks" "$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, MPI thread $level, $extra" $envs
 done <<< "$layouts"
 [ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
 finish
