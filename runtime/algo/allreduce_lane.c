@@ -66,7 +66,6 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
     }
 }
 
-
 struct host_pipe {
     ddl_comm_t *c;
     const lane_view_t *v;

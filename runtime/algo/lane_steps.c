@@ -61,10 +61,11 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *s
     }
     if (modelled)
         log_model_choice(c, n * esize, algo, dims);
+    const ddl_inter_algo_t *row = ddl_inter_algo(algo);
     if (c->call->plan.multiring)
         nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, steps);
     else
-        nsteps = (ddl_inter_algo(algo) ? ddl_inter_algo(algo) : &ddl_inter_algos[0])->build(rank, size, n, steps);
+        nsteps = (row ? row : &ddl_inter_algos[0])->build(rank, size, n, steps); /* the ring, as before the table */
     /* Between two or more nodes every chunk moves: no steps would leave this
      * node's partial sums as the "result". */
     if (nsteps <= 0 && size > 1 && n > 0)

@@ -580,8 +580,7 @@ ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char
 {
     char why[sizeof(c->broken_why)] = "";
     int from = -1;
-    /* The peer that failed first timed out about when this rank did: a short grace. */
-    double end = ddl_now() + (c->set.timeout / 4 < 1.0 ? c->set.timeout / 4 : 1.0);
+    double end = ddl_now() + ddl_failure_grace(c->set.timeout);
     while (c->lane_comm != MPI_COMM_NULL) {
         int flag = 0;
         MPI_Status ms;
@@ -602,23 +601,28 @@ ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char
     return ddl_error(st, "%s; rank %d on %s, which failed first, says: %s", msg, from, c->hosts[from], why);
 }
 
+ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
+{
+    char reason[400];
+    ddl_node_abort_reason(&c->node, reason, sizeof(reason));
+    return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: %s", what, reason);
+}
+
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
 {
     ddl_status_t st = ddl_sig_finish(&c->sigx, c->set.timeout, &c->node.ctrl->abort_rank,
                                      (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
-    if (st == DDL_ERR_PEER_FAILED) {
-        char reason[400];
-        ddl_node_abort_reason(&c->node, reason, sizeof(reason));
-        return ddl_error(st, "ddl_allreduce: abandoned: %s", reason);
-    }
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_comm_abandoned(c, "ddl_allreduce: the signature exchange");
     if (st == DDL_ERR_TIMED_OUT) {
         char msg[512];
-        int other = c->world_of_lane[1 - c->info.node]; /* between 2 nodes the lane has one other rank */
-        if (c->info.nnodes == 2)
+        if (c->info.nnodes == 2) { /* between 2 nodes the lane has one other rank */
+            int other = c->world_of_lane[1 - c->info.node];
             snprintf(msg, sizeof(msg), "%s (this lane's rank there: rank %d on %s)", ddl_last_error(), other,
                      c->hosts[other]);
-        else
+        } else {
             snprintf(msg, sizeof(msg), "%s", ddl_last_error());
+        }
         return ddl_comm_explain_timeout(c, st, msg);
     }
     return st;

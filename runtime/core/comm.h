@@ -89,6 +89,9 @@ ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
  * owner's segment (malloc.c). */
 int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off);
+/* A wait of this rank ended because a rank of its node failed: DDL_ERR_PEER_FAILED,
+ * "<what> abandoned: <that rank's reason>". */
+ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);
 /* A wait of this rank timed out with message msg: wait briefly for a lane
  * peer's word on why it failed first, and report both (status st). */
 ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg);

@@ -145,9 +145,8 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
         double now = ddl_now();
         if (deadline > 0 && now >= deadline) {
             describe(n, arg, missing, sizeof(missing));
-            /* The rank waited for is most likely stuck in a wait of its own
-             * that ends about now: a short grace for its reason. */
-            double grace_end = now + (n->timeout / 4 < 1.0 ? n->timeout / 4 : 1.0);
+            /* A short grace for the reason of the rank waited for. */
+            double grace_end = now + ddl_failure_grace(n->timeout);
             while (atomic_load(&ctrl->abort_rank) == 0 && ddl_now() < grace_end)
                 futex_wait(&ctrl->wake_seq, atomic_load(&ctrl->wake_seq), 0.01);
             char reason[400] = "";
@@ -289,6 +288,11 @@ ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_
     struct owners_arg a = {lanes, gpus, seq};
     return wait_until(n, owners_ready, &a, ddl_now() + n->timeout, SPIN_CHECKS, owners_describe,
                       "small allreduce: waiting for the node's owners");
+}
+
+double ddl_failure_grace(double timeout)
+{
+    return timeout / 4 < 1.0 ? timeout / 4 : 1.0;
 }
 
 void ddl_node_abort(ddl_node_t *n, const char *why)

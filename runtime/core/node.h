@@ -101,9 +101,10 @@ double ddl_now(void);
 
 /* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; every
  * 1024 polls it checks the deadline (timeout seconds from now) and the node's
- * abort flag (abort may be NULL), and yields the CPU (oversubscribed nodes:
- * let the peers run).  Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT /
- * DDL_ERR_PEER_FAILED without a message: the caller says what it waited for. */
+ * abort flag (abort may be NULL) and yields the CPU (oversubscribed nodes: let
+ * the peers run); after the first millisecond it naps between looks instead.
+ * Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT / DDL_ERR_PEER_FAILED
+ * without a message: the caller says what it waited for. */
 ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort);
 
 /* All local ranks meet; `what` names the phase in a timeout message. */
@@ -125,10 +126,13 @@ ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target);
  * every owner of the node has published it; then each reads the others' with
  * ddl_sig_check_owners. */
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq);
-/* Tell the node's ranks to stop waiting: this rank failed. */
 /* Tell the node's ranks to stop waiting; why (this rank's error) reaches their messages. */
 void ddl_node_abort(ddl_node_t *n, const char *why);
 /* After an abort: "local rank R (rank W) failed: its message" into buf. */
 void ddl_node_abort_reason(const ddl_node_t *n, char *buf, size_t len);
+/* After a wait of this rank timed out: how long to wait for the word of the
+ * rank it waited for, which is likely timing out in a wait of its own about
+ * now (min(timeout / 4, 1 s)). */
+double ddl_failure_grace(double timeout);
 
 #endif

@@ -13,14 +13,21 @@
 #include "log.h"
 #include "signature.h"
 
+/* Checked when a call is posted and again when it runs: a request queued
+ * behind one that failed fails too, with the first failure's message. */
+static ddl_status_t broken_error(const ddl_comm_t *c)
+{
+    return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed (%s); "
+                     "destroy it", c->broken_why);
+}
+
 static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                ddl_redop_t op, ddl_comm_t *c)
 {
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: not a live communicator (destroyed, or never created)");
     if (c->broken)
-        return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed (%s); "
-                         "destroy it", c->broken_why);
+        return broken_error(c);
     if ((unsigned)dtype >= DDL_DTYPE_COUNT)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: unknown datatype %d", (int)dtype);
     if ((unsigned)op >= DDL_REDOP_COUNT)
@@ -149,6 +156,8 @@ static ddl_status_t check_owner_signatures(size_t count, ddl_dtype_t dtype, ddl_
         if (st == DDL_OK)
             st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank,
                                 (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
+        if (st == DDL_ERR_PEER_FAILED)
+            st = ddl_comm_abandoned(c, "ddl_allreduce: the signature exchange");
     }
     if (c->call->own_error != DDL_OK) {
         ddl_log_keep_error(mine); /* its own reason, not the echo of it */
@@ -224,8 +233,7 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     ddl_redop_t op = call->op;
     ddl_status_t st;
     if (c->broken)
-        return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: an earlier collective on this communicator failed (%s); "
-                         "destroy it", c->broken_why);
+        return broken_error(c);
     if (c->set.check && (st = check_same_args(count, dtype, op, c)) != DDL_OK)
         return st;
     if (count == 0)

@@ -182,8 +182,8 @@ ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "%s: the other nodes did not start this call within %.1f s (DDL_TIMEOUT): a rank there "
                          "may have stopped calling, or called with a count that takes another path", where, timeout);
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_error(st, "%s: abandoned: a rank of this node failed", where);
+    if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed (ddl_comm_abandoned) */
+        return st;
     if (st != DDL_OK)
         return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
     for (int i = 0; i < DDL_SIG_FIELDS; i++)

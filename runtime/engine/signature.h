@@ -64,7 +64,8 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
  * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that
  * differ (hosts[] by world rank) and their values; DDL_ERR_INVALID_ARG
- * naming the owner when one marked its buffers bad. */
+ * naming the owner when one marked its buffers bad; DDL_ERR_PEER_FAILED
+ * without a message when *abort was set (the caller knows the node). */
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
                             const char (*hosts)[DDL_HOST_LEN], const char *where);
 

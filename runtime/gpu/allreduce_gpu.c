@@ -12,7 +12,6 @@
 #include "gpu_cuda.h"
 #include "gpu_kernels.h"
 #include "log.h"
-#include "reduce.h"
 #include "slice.h"
 
 #define CHUNK_ALIGN 256 /* device copies and packed kernel loads stay aligned */

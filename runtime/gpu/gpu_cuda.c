@@ -321,7 +321,7 @@ ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what)
     if (st == DDL_ERR_DEVICE)
         return ddl_cuda_error(a.rc, what);
     if (st == DDL_ERR_PEER_FAILED)
-        return ddl_error(st, "%s abandoned: a rank of this node failed", what);
+        return ddl_comm_abandoned(c, what);
     return ddl_error(st, "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
 }
 

@@ -62,7 +62,9 @@ static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "lane MPI_Iallreduce on device memory timed out after %.1f s (DDL_TIMEOUT)",
                          c->set.timeout);
-    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane MPI_Iallreduce on device memory failed or was abandoned");
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_comm_abandoned(c, "lane MPI_Iallreduce on device memory");
+    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane MPI_Iallreduce on device memory failed");
 }
 
 /* nccl: queued on the rank's stream after the reduction kernel; the stream

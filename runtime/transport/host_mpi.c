@@ -53,11 +53,8 @@ static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_d
                  c->info.local_rank);
         return ddl_comm_explain_timeout(c, st, msg);
     }
-    if (st == DDL_ERR_PEER_FAILED) {
-        char reason[400];
-        ddl_node_abort_reason(&c->node, reason, sizeof(reason));
-        return ddl_error(st, "lane transfer abandoned: %s", reason);
-    }
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_comm_abandoned(c, "lane transfer");
     return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
 }
 
