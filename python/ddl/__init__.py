@@ -261,9 +261,11 @@ class Request:
         _check(status)
 
     def __del__(self):
-        # A request still in flight is freed when it completes (the library keeps
-        # it, and the communicator's destruction waits for it).
+        # Dropped while in flight: wait for it first, because the buffers it
+        # writes are kept alive only by this object.
         if getattr(self, "_handle", None) is not None and _lib is not None:
+            if self._status is None:
+                _lib.ddl_wait(self._handle)
             _lib.ddl_request_free(self._handle)
             self._handle = None
 
