@@ -14,6 +14,7 @@ void ddl_spank_policy_defaults(ddl_spank_policy_t *p)
     p->default_lanes = 0;
     p->max_lanes = 16;
     p->bind = 1;
+    p->owner_cores = 0;
     p->helpers = DDL_SPANK_HELPERS_DAEMON;
     p->nrails = 0;
     snprintf(p->helper_path, sizeof(p->helper_path), "%s", DDL_HELPER_PATH);
@@ -74,6 +75,9 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
         } else if (klen == 9 && strncmp(arg, "max_lanes", klen) == 0) {
             bad = ddl_parse_long(val, 1, DDL_MAX_LANES, &v);
             p->max_lanes = (int)v;
+        } else if (klen == 11 && strncmp(arg, "owner_cores", klen) == 0) {
+            bad = ddl_parse_long(val, 0, DDL_MAX_CPU_ID, &v);
+            p->owner_cores = (int)v;
         } else if (klen == 4 && strncmp(arg, "bind", klen) == 0) {
             bad = ddl_parse_bool(val, &p->bind);
         } else if (klen == 7 && strncmp(arg, "helpers", klen) == 0) {
@@ -88,7 +92,7 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
             bad = parse_rails(val, p);
         } else {
             snprintf(err, errlen, "unknown plugstack argument '%.*s' (known: default_lanes, max_lanes, bind, "
-                     "helpers, helper, rails)", (int)klen, arg);
+                     "helpers, helper, rails, owner_cores)", (int)klen, arg);
             return -1;
         }
         if (bad) {

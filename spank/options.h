@@ -11,7 +11,8 @@ typedef enum { DDL_SPANK_HELPERS_APP = 0, DDL_SPANK_HELPERS_DAEMON = 1 } ddl_spa
 typedef struct {
     int default_lanes; /* 0: off unless the user asks */
     int max_lanes;
-    int bind;          /* bind each task to its planned core */
+    int bind;          /* bind each task to its planned cores */
+    int owner_cores;   /* cores an owner gets unless the user asks (0: one per lane); read by the cli_filter */
     ddl_spank_helpers_t helpers;
     char helper_path[512];
     /* Network interfaces of the node's rails: lane k's MPI traffic goes over
@@ -22,7 +23,7 @@ typedef struct {
 
 void ddl_spank_policy_defaults(ddl_spank_policy_t *p);
 /* Parse plugstack arguments "key=value": default_lanes, max_lanes, bind,
- * helpers, helper, rails (interface names, comma-separated).  Returns 0, or -1 with the offending argument named in err. */
+ * helpers, helper, rails (interface names, comma-separated), owner_cores.  Returns 0, or -1 with the offending argument named in err. */
 int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen);
 /* Parse a lane count from `source` ("--ddl-lanes", "DDL_LANES", ...): an integer
  * from 1 to max.  Returns 0, or -1 with a message for the user in err. */

@@ -12,6 +12,8 @@ const char *ddl_nearness_name(ddl_nearness_t near)
     return names[near];
 }
 
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
 static ddl_nearness_t nearness(const ddl_topo_t *topo, int gpu_id, int core)
 {
     if (gpu_id < 0 || gpu_id >= topo->ngpus || core >= topo->ncores)
@@ -22,6 +24,30 @@ static ddl_nearness_t nearness(const ddl_topo_t *topo, int gpu_id, int core)
     if (g->package >= 0 && topo->core_package[core] == g->package)
         return DDL_NEAR_PACKAGE;
     return DDL_NEAR_ANY;
+}
+
+/* When all of a GPU's cores are equally near it, lay them out in order: the
+ * owner on the lowest (contiguous when the allocation is), then the helpers,
+ * instead of the order in which the passes found them. */
+static void regroup(const ddl_topo_t *topo, int gpu_id, ddl_task_plan_t *tasks, int lanes)
+{
+    int *all = tasks[0].cores, n = 0; /* the GPU's cores are consecutive in core_store */
+    for (int l = 0; l < lanes; l++)
+        n += tasks[l].ncores;
+    int same = 1;
+    for (int i = 1; i < n; i++)
+        same &= nearness(topo, gpu_id, all[i]) == nearness(topo, gpu_id, all[0]);
+    if (!same) {
+        for (int l = 0; l < lanes; l++)
+            qsort(tasks[l].cores, (size_t)tasks[l].ncores, sizeof(int), cmp_int);
+        return;
+    }
+    qsort(all, (size_t)n, sizeof(int), cmp_int);
+    for (int l = 0; l < lanes; l++) {
+        ddl_task_plan_t *tp = &tasks[l];
+        tp->core = tp->cores[0];
+        tp->pu = tp->core < topo->ncores ? topo->core_pu[tp->core] : -1;
+    }
 }
 
 ddl_status_t ddl_plan_make(const ddl_topo_t *topo, const int *step_gpus, int ngpus, const int *cores, int ncores,
@@ -49,45 +75,53 @@ ddl_status_t ddl_plan_make(const ddl_topo_t *topo, const int *step_gpus, int ngp
                  ncores == 1 ? "" : "s");
         return DDL_ERR_LAYOUT;
     }
+    int share = ncores / ngpus, owner_cores = share - (lanes - 1);
     plan->tasks = calloc((size_t)ntasks, sizeof(*plan->tasks));
+    plan->core_store = calloc((size_t)ngpus * (size_t)share, sizeof(int));
     unsigned char *used = calloc((size_t)ncores, 1);
-    if (!plan->tasks || !used) {
-        free(plan->tasks);
+    if (!plan->tasks || !plan->core_store || !used) {
         free(used);
-        plan->tasks = NULL;
+        ddl_plan_free(plan);
         snprintf(why, whylen, "out of memory");
         return DDL_ERR_NO_MEMORY;
     }
     plan->lanes = lanes;
     plan->ntasks = ntasks;
     plan->ngpus = ngpus;
-    for (int t = 0; t < ntasks; t++) {
-        plan->tasks[t].gpu = t / lanes;
-        plan->tasks[t].lane = t % lanes;
-        plan->tasks[t].role = t % lanes == 0 ? DDL_ROLE_OWNER : DDL_ROLE_HELPER;
-        plan->tasks[t].core = -1;
+    for (int t = 0, o = 0; t < ntasks; t++) {
+        ddl_task_plan_t *tp = &plan->tasks[t];
+        tp->gpu = t / lanes;
+        tp->lane = t % lanes;
+        tp->role = t % lanes == 0 ? DDL_ROLE_OWNER : DDL_ROLE_HELPER;
+        tp->core = -1;
+        tp->cores = plan->core_store + o;
+        o += tp->role == DDL_ROLE_OWNER ? owner_cores : 1;
     }
     /* Pass by pass from the nearest class outwards, each GPU takes, in GPU order,
      * the lowest free cores of that class for its lanes still without a core; so
      * a GPU never takes a far core while a near one of its own is free, and
-     * cores local to one GPU go to that GPU before a later GPU's remote lanes. */
-    for (int pass = DDL_NEAR_LOCAL; pass <= DDL_NEAR_UNKNOWN; pass++) {
-        for (int t = 0; t < ntasks; t++) {
-            ddl_task_plan_t *tp = &plan->tasks[t];
-            if (tp->core >= 0)
-                continue;
-            int gpu_id = step_gpus[tp->gpu];
-            for (int i = 0; i < ncores; i++) {
-                if (used[i] || (int)nearness(topo, gpu_id, cores[i]) != pass)
-                    continue;
-                used[i] = 1;
-                tp->core = cores[i];
-                tp->near = (ddl_nearness_t)pass;
-                tp->pu = cores[i] < topo->ncores ? topo->core_pu[cores[i]] : -1;
-                break;
+     * cores local to one GPU go to that GPU before a later GPU's remote lanes.
+     * Then the owners' other cores, the same way. */
+    for (int round = 0; round < 2; round++)
+        for (int pass = DDL_NEAR_LOCAL; pass <= DDL_NEAR_UNKNOWN; pass++)
+            for (int t = 0; t < ntasks; t++) {
+                ddl_task_plan_t *tp = &plan->tasks[t];
+                int want = round == 0 ? 1 : tp->role == DDL_ROLE_OWNER ? owner_cores : 1;
+                int gpu_id = step_gpus[tp->gpu];
+                for (int i = 0; i < ncores && tp->ncores < want; i++) {
+                    if (used[i] || (int)nearness(topo, gpu_id, cores[i]) != pass)
+                        continue;
+                    used[i] = 1;
+                    tp->cores[tp->ncores++] = cores[i];
+                    if (tp->core < 0) {
+                        tp->core = cores[i];
+                        tp->near = (ddl_nearness_t)pass;
+                        tp->pu = cores[i] < topo->ncores ? topo->core_pu[cores[i]] : -1;
+                    }
+                }
             }
-        }
-    }
+    for (int g = 0; g < ngpus; g++)
+        regroup(topo, step_gpus[g], &plan->tasks[g * lanes], lanes);
     free(used);
     return DDL_OK;
 }
@@ -95,5 +129,6 @@ ddl_status_t ddl_plan_make(const ddl_topo_t *topo, const int *step_gpus, int ngp
 void ddl_plan_free(ddl_plan_t *plan)
 {
     free(plan->tasks);
+    free(plan->core_store);
     memset(plan, 0, sizeof(*plan));
 }

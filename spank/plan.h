@@ -1,7 +1,9 @@
 /* The lane plan of one node: a pure function of (topology, the step's GPUs, its
  * allocated cores, lanes, local tasks).  Local task t serves the step's GPU
- * t / lanes as lane t % lanes, bound to an allocated core as close to that GPU
- * as the allocation allows; no two tasks share a core. */
+ * t / lanes as lane t % lanes.  Each GPU gets an equal share of the allocated
+ * cores (cores / GPUs, rounded down): a helper takes one, the owner the rest,
+ * as close to the GPU as the allocation allows (helpers and the owner's first
+ * core before the owner's others); no two tasks share a core. */
 #ifndef DDL_PLAN_H
 #define DDL_PLAN_H
 
@@ -21,14 +23,17 @@ typedef struct {
     int gpu;      /* index in the step's GPU list (CUDA device ordinal) */
     int lane;
     ddl_role_t role;
-    int core;     /* allocated core id */
-    int pu;       /* OS PU to bind, -1: not in the topology (cannot bind) */
-    ddl_nearness_t near;
+    int core;     /* the task's first allocated core id */
+    int pu;       /* OS PU of that core, -1: not in the topology (cannot bind) */
+    ddl_nearness_t near; /* of the first core */
+    int ncores;   /* 1 for helpers, the GPU's share minus its helpers for owners */
+    int *cores;   /* ncores allocated core ids, ascending; cores[0] need not be core */
 } ddl_task_plan_t;
 
 typedef struct {
     int lanes, ntasks, ngpus;
     ddl_task_plan_t *tasks;
+    int *core_store; /* the tasks' core lists */
 } ddl_plan_t;
 
 /* step_gpus[i]: the node-wide id of the step's i-th GPU (its index among the

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "spank_ddl.h"
 
@@ -44,6 +45,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     switch (spank_context()) {
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
+        /* The cli_filter (ddl_lanes.lua), which runs later in this process,
+         * sizes the request from the site's owner_cores. */
+        if (ddl_spank.policy.owner_cores > 0) {
+            char buf[16];
+            snprintf(buf, sizeof(buf), "%d", ddl_spank.policy.owner_cores);
+            setenv("DDL_SITE_OWNER_CORES", buf, 1);
+        }
+        /* fall through */
     case S_CTX_REMOTE:
         /* sbatch and salloc accept only registered options, not a table. */
         if (spank_option_register(sp, &lanes_opt) != ESPANK_SUCCESS) {
@@ -75,6 +84,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     return spank_remote(sp) ? ddl_remote_task_init(sp) : 0;
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    return spank_remote(sp) ? ddl_remote_task_post_fork(sp) : 0;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -5,6 +5,7 @@
 
 #include <stdint.h> /* spank.h uses uint32_t without including it */
 #include <slurm/spank.h>
+#include <sys/types.h>
 
 #include "options.h"
 
@@ -23,5 +24,14 @@ int ddl_alloc_option(const char *value);
 int ddl_remote_user_init(spank_t sp);
 int ddl_remote_task_init(spank_t sp);
 void ddl_remote_exit(void);
+int ddl_remote_task_post_fork(spank_t sp);
+/* The step's task pids, for helpers that follow their owner (spank_owner.c):
+ * slurmstepd makes the table before forking (user_init) and records each task
+ * (task_post_fork); a helper's task looks its owner up (task_init).  Lookup
+ * returns 0, or -1 when the task was not recorded. */
+int ddl_owner_table_create(int ntasks);
+void ddl_owner_record(spank_t sp);
+int ddl_owner_lookup(int task, pid_t *pid, unsigned long long *start);
+void ddl_owner_table_free(void);
 
 #endif

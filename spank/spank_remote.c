@@ -8,19 +8,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <slurm/slurm.h>
 
+#include "bind.h"
 #include "cpulist.h"
 #include "ddl_limits.h"
 #include "plan.h"
+#include "port.h"
 #include "spank_ddl.h"
 
 #define MAX_IDS 4096
 
 static struct {
     int active;         /* this step runs with lanes */
-    char error[512];    /* a plan that cannot be met: every task fails with it */
+    char error[1024];   /* a plan that cannot be met: every task fails with it */
     ddl_plan_t plan;
     int nodeid, nnodes;
     int gpu_ids[DDL_MAX_GPUS];
@@ -71,15 +74,16 @@ static int step_gpus(spank_t sp)
 }
 
 /* torch.distributed's env:// rendezvous for the owners: the step's first node,
- * and a port derived from the job and step so that concurrent jobs differ.
- * Values the user set are kept. */
+ * and a port that concurrent steps do not share (port.h).  Values the user set
+ * are kept. */
 static void rendezvous(spank_t sp)
 {
     char buf[4096];
     uint32_t jobid = 0, stepid = 0;
     spank_get_item(sp, S_JOB_ID, &jobid);
     spank_get_item(sp, S_JOB_STEPID, &stepid);
-    remote.master_port = 20000 + (int)((jobid * 131u + stepid) % 30000u);
+    remote.master_port = ddl_master_port(jobid, stepid,
+                                         getenv_str(sp, "SLURM_STEP_RESV_PORTS", buf, sizeof(buf)) ? buf : NULL);
     if (getenv_str(sp, "SLURM_STEP_NODELIST", buf, sizeof(buf)) || getenv_str(sp, "SLURM_NODELIST", buf, sizeof(buf))) {
         hostlist_t hl = slurm_hostlist_create(buf);
         char *first = hl ? slurm_hostlist_shift(hl) : NULL;
@@ -126,12 +130,30 @@ static int plan_node(spank_t sp, int lanes)
     else
         for (int t = 0; t < remote.plan.ntasks; t++) {
             const ddl_task_plan_t *tp = &remote.plan.tasks[t];
-            slurm_verbose("ddl: node %d task %d: GPU %d (id %d) lane %d %s, core %d (%s)", remote.nodeid, t, tp->gpu,
-                          remote.gpu_ids[tp->gpu], tp->lane, tp->role == DDL_ROLE_OWNER ? "owner" : "helper",
-                          tp->core, ddl_nearness_name(tp->near));
+            char list[512];
+            slurm_verbose("ddl: node %d task %d: GPU %d (id %d) lane %d %s, cores %s (first %s)", remote.nodeid, t,
+                          tp->gpu, remote.gpu_ids[tp->gpu], tp->lane, tp->role == DDL_ROLE_OWNER ? "owner" : "helper",
+                          ddl_cpulist_format(tp->cores, tp->ncores, list, sizeof(list)), ddl_nearness_name(tp->near));
         }
     ddl_topo_free(&topo);
     return st == DDL_OK ? 0 : -1;
+}
+
+/* In daemon mode a missing helper program would only show when the helpers
+ * fail to exec, with the owners left waiting for them: refuse the step now. */
+static int check_helper_program(int lanes)
+{
+    const char *path = ddl_spank.policy.helper_path;
+    struct stat st;
+    if (lanes < 2 || ddl_spank.policy.helpers != DDL_SPANK_HELPERS_DAEMON)
+        return 0;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+        snprintf(remote.error, sizeof(remote.error), "the helper program %s (plugstack helper=) %s on this node: "
+                 "install ddl-lanes here or fix the plugstack line (ask your admin)", path,
+                 stat(path, &st) != 0 ? "does not exist" : "is not an executable file");
+        return -1;
+    }
+    return 0;
 }
 
 /* Slurm's special steps (batch script, extern, interactive) carry step ids at
@@ -148,15 +170,26 @@ int ddl_remote_user_init(spank_t sp)
     if (resolve_lanes(sp, &lanes, &explicit) != 0) {
         remote.active = 1;
         slurm_error("ddl: %s", remote.error);
-        return 0; /* each task reports it on the user's terminal (task_init) */
+        return 0; /* the tasks fail (task_init): a failed user_init ends the step with status 0 */
     }
     if (lanes == 0)
         return 0;
     if (!explicit && step_gpus(sp) <= 0)
         return 0; /* the site default does not apply to steps without GPUs */
     remote.active = 1;
-    if (plan_node(sp, lanes) != 0)
+    if (plan_node(sp, lanes) != 0 || check_helper_program(lanes) != 0) {
         slurm_error("ddl: %s", remote.error);
+        return 0;
+    }
+    if (ddl_spank.policy.helpers == DDL_SPANK_HELPERS_DAEMON && ddl_owner_table_create(remote.plan.ntasks) != 0)
+        slurm_info("ddl: warning: no table of task pids: helpers will not follow their owners");
+    return 0;
+}
+
+int ddl_remote_task_post_fork(spank_t sp)
+{
+    if (remote.active && !remote.error[0])
+        ddl_owner_record(sp);
     return 0;
 }
 
@@ -169,27 +202,45 @@ static int set_int(spank_t sp, const char *name, int v)
 
 static void bind_task(int task, const ddl_task_plan_t *tp)
 {
-    if (tp->pu < 0) {
-        slurm_info("ddl: warning: task %d not bound: core %d is not in this host's topology (the node claims more "
-                   "CPUs than it has)", task, tp->core);
-        return;
+    char msg[1024], cores[512];
+    int rc = ddl_bind_cores(tp->cores, tp->ncores, msg, sizeof(msg));
+    ddl_cpulist_format(tp->cores, tp->ncores, cores, sizeof(cores));
+    if (rc == 0)
+        slurm_verbose("ddl: task %d (cores %s): %s", task, cores, msg);
+    else
+        slurm_info("ddl: warning: task %d (cores %s) %s%s", task, cores, rc < 0 ? "not bound: " : "", msg);
+}
+
+/* A daemon-mode helper runs the helper program in place of the application and
+ * follows its owner: DDL_OWNER_PID and DDL_OWNER_START name the owner's process,
+ * which ddl-helper watches (without them it falls back to DDL_TIMEOUT). */
+static int become_helper(spank_t sp, const ddl_task_plan_t *tp)
+{
+    pid_t pid;
+    unsigned long long start;
+    int rc = 0;
+    if (ddl_owner_lookup(tp->gpu * remote.plan.lanes, &pid, &start) == 0) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%llu", start);
+        rc |= set_int(sp, "DDL_OWNER_PID", (int)pid);
+        rc |= spank_setenv(sp, "DDL_OWNER_START", buf, 1) != ESPANK_SUCCESS;
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(tp->pu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0)
-        slurm_info("ddl: warning: task %d not bound to core %d (PU %d): %s", task, tp->core, tp->pu, strerror(errno));
+    int argc = 0;
+    char **argv = NULL;
+    if (rc || spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1) {
+        fprintf(stderr, "ddl: cannot replace the helper's program\n");
+        return -1;
+    }
+    argv[0] = ddl_spank.policy.helper_path; /* run in place of the application */
+    return 0;
 }
 
 int ddl_remote_task_init(spank_t sp)
 {
     if (!remote.active)
         return 0;
-    if (remote.error[0]) {
-        /* In the task, stderr reaches the user's terminal. */
-        fprintf(stderr, "ddl: %s\n", remote.error);
-        return -1;
-    }
+    if (remote.error[0])
+        return -1; /* user_init's slurm_error told the user, once for the node */
     int task = -1;
     if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 || task >= remote.plan.ntasks) {
         fprintf(stderr, "ddl: task id %d is outside the plan of %d tasks\n", task, remote.plan.ntasks);
@@ -207,10 +258,24 @@ int ddl_remote_task_init(spank_t sp)
     rc |= set_int(sp, "DDL_NNODES", remote.nnodes);
     rc |= set_int(sp, "DDL_LOCAL_RANK", task);
     rc |= set_int(sp, "DDL_CORE", tp->core);
+    char cores[512];
+    rc |= spank_setenv(sp, "DDL_CORES", ddl_cpulist_format(tp->cores, tp->ncores, cores, sizeof(cores)), 1) !=
+          ESPANK_SUCCESS;
+    /* What Slurm said of every task (its --cpus-per-task) is not this task's
+     * share: thread pools size themselves from these.  A user's
+     * OMP_NUM_THREADS is kept. */
+    rc |= set_int(sp, "SLURM_CPUS_PER_TASK", tp->ncores);
+    char omp[32];
+    snprintf(omp, sizeof(omp), "%d", tp->ncores);
+    int omp_rc = spank_setenv(sp, "OMP_NUM_THREADS", omp, 0);
+    rc |= omp_rc != ESPANK_SUCCESS && omp_rc != ESPANK_ENV_EXISTS;
     rc |= spank_setenv(sp, "DDL_ROLE", owner ? "owner" : "helper", 1) != ESPANK_SUCCESS;
     rc |= spank_setenv(sp, "DDL_HELPERS", daemon ? "serve" : "collective", 1) != ESPANK_SUCCESS;
     /* Every lane sees all of the node's GPUs (CUDA IPC, NCCL); DDL_GPU says which is its own. */
     rc |= spank_setenv(sp, "CUDA_VISIBLE_DEVICES", remote.gpu_list, 1) != ESPANK_SUCCESS;
+    /* The plan numbers GPUs in PCI bus order; CUDA must too (its default puts
+     * the fastest first). */
+    rc |= spank_setenv(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1) != ESPANK_SUCCESS;
     if (owner) {
         /* A framework that initialises from the environment sees one rank per GPU. */
         rc |= set_int(sp, "RANK", remote.nodeid * G + tp->gpu);
@@ -250,16 +315,13 @@ int ddl_remote_task_init(spank_t sp)
     }
     if (pol->bind)
         bind_task(task, tp);
-    if (!owner && daemon) {
-        int argc = 0;
-        char **argv = NULL;
-        if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1) {
-            fprintf(stderr, "ddl: cannot replace the helper's program\n");
-            return -1;
-        }
-        argv[0] = ddl_spank.policy.helper_path; /* run in place of the application */
-    }
+    if (!owner && daemon)
+        return become_helper(sp, tp);
     return 0;
 }
 
-void ddl_remote_exit(void) { ddl_plan_free(&remote.plan); }
+void ddl_remote_exit(void)
+{
+    ddl_plan_free(&remote.plan);
+    ddl_owner_table_free();
+}

@@ -28,6 +28,9 @@ int ddl_topo_load(const char *xml, ddl_topo_t *topo, char *err, size_t errlen)
         return fail(err, errlen, "hwloc_topology_init failed", NULL);
     /* hwloc 2 drops I/O objects unless asked: GPUs are PCI devices. */
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+    /* Slurm's core ids count all of the node's cores, also those outside the
+     * caller's cpuset (a cgroup). */
+    hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     if (xml && hwloc_topology_set_xml(t, xml) != 0) {
         snprintf(err, errlen, "cannot read the hwloc XML file %s", xml);
         hwloc_topology_destroy(t);

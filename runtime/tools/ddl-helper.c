@@ -5,14 +5,59 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ddl.h"
 #include "parse.h"
+#include "procstat.h"
+
+/* Under the plugin the helper follows its owner (DDL_OWNER_PID, DDL_OWNER_START):
+ * when the owner's task ends, so does the helper, with status 0 so that the
+ * step's exit code is the owner's.  That covers a program that never uses DDL
+ * (the helper may still be in MPI_Init), one that exits without destroying its
+ * communicator, and an owner that crashed. */
+static pid_t owner_pid;
+static unsigned long long owner_start;
+static atomic_int serving; /* inside a live communicator */
+
+static void *watch_owner(void *arg)
+{
+    (void)arg;
+    const struct timespec tick = {0, 50 * 1000 * 1000};
+    while (ddl_process_alive(owner_pid, owner_start))
+        nanosleep(&tick, NULL);
+    if (atomic_load(&serving))
+        fprintf(stderr, "ddl-helper: the owner of this GPU (pid %ld) ended while its ddl communicator was open; "
+                "leaving\n", (long)owner_pid);
+    _exit(0);
+    return NULL;
+}
+
+/* Returns 1 when an owner is watched, 0 when there is none to watch (not
+ * launched by the plugin); exits at once when the owner has already ended. */
+static int follow_owner(void)
+{
+    const char *p = getenv("DDL_OWNER_PID"), *s = getenv("DDL_OWNER_START");
+    long pid;
+    if (!p || !s || ddl_parse_long(p, 0, INT_MAX, &pid) != 0)
+        return 0;
+    owner_pid = (pid_t)pid;
+    owner_start = strtoull(s, NULL, 10);
+    if (pid == 0 || !ddl_process_alive(owner_pid, owner_start))
+        _exit(0);
+    pthread_t t;
+    if (pthread_create(&t, NULL, watch_owner, NULL) != 0)
+        return 0;
+    pthread_detach(t);
+    return 1;
+}
 
 /* The owners never created a communicator: the application does not use DDL
  * (or is not an MPI program).  Leave instead of holding the step open. */
@@ -47,9 +92,13 @@ int main(int argc, char **argv)
                 "(300) or give a valid value\n", t);
         return 2;
     }
-    unsigned timeout = (unsigned)ddl_double_to_ll(ceil(seconds), 1, UINT_MAX);
-    signal(SIGALRM, no_owners);
-    alarm(timeout);
+    /* A helper that follows its owner waits as long as the owner runs (a long
+     * step that does not use DDL must not fail); otherwise the wait is bounded. */
+    if (!follow_owner()) {
+        unsigned timeout = (unsigned)ddl_double_to_ll(ceil(seconds), 1, UINT_MAX);
+        signal(SIGALRM, no_owners);
+        alarm(timeout);
+    }
     MPI_Init(&argc, &argv);
     ddl_config_t cfg;
     ddl_comm_t *comm = NULL;
@@ -69,12 +118,14 @@ int main(int argc, char **argv)
                 "only lanes 1..%d run ddl-helper\n", info.rank, info.gpu, info.node, info.lanes - 1);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    atomic_store(&serving, 1);
     st = ddl_serve(comm);
     if (st != DDL_OK) {
         fprintf(stderr, "ddl-helper: rank %d: %s: %s\n", info.rank, ddl_status_string(st), ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     ddl_comm_destroy(comm);
+    atomic_store(&serving, 0);
     MPI_Finalize();
     return 0;
 }

@@ -49,11 +49,14 @@ static void print_text(const ddl_topo_t *t, const ddl_plan_t *p, const int *gpus
     free(ids);
     free(list);
     printf("plan: %d GPUs x %d lanes = %d tasks\n", p->ngpus, p->lanes, p->ntasks);
-    printf("  %4s %4s %6s %4s %6s %5s %5s  %s\n", "task", "gpu", "gpu_id", "lane", "role", "core", "pu", "nearness");
+    printf("  %4s %4s %6s %4s %6s %5s %5s  %-13s %s\n", "task", "gpu", "gpu_id", "lane", "role", "core", "pu", "nearness",
+           "cores");
     for (int i = 0; i < p->ntasks; i++) {
         const ddl_task_plan_t *tp = &p->tasks[i];
-        printf("  %4d %4d %6d %4d %6s %5d %5d  %s\n", i, tp->gpu, gpus[tp->gpu], tp->lane,
-               tp->role == DDL_ROLE_OWNER ? "owner" : "helper", tp->core, tp->pu, ddl_nearness_name(tp->near));
+        char cores[1024];
+        printf("  %4d %4d %6d %4d %6s %5d %5d  %-13s %s\n", i, tp->gpu, gpus[tp->gpu], tp->lane,
+               tp->role == DDL_ROLE_OWNER ? "owner" : "helper", tp->core, tp->pu, ddl_nearness_name(tp->near),
+               ddl_cpulist_format(tp->cores, tp->ncores, cores, sizeof(cores)));
     }
     (void)ngpus;
 }
@@ -77,8 +80,11 @@ static void print_json(const ddl_topo_t *t, const ddl_plan_t *p, const int *gpus
     for (int i = 0; i < p->ntasks; i++) {
         const ddl_task_plan_t *tp = &p->tasks[i];
         printf("%s\n    {\"task\": %d, \"gpu\": %d, \"gpu_id\": %d, \"lane\": %d, \"role\": \"%s\", \"core\": %d, "
-               "\"pu\": %d, \"nearness\": \"%s\"}", i ? "," : "", i, tp->gpu, gpus[tp->gpu], tp->lane,
+               "\"pu\": %d, \"nearness\": \"%s\", \"cores\": [", i ? "," : "", i, tp->gpu, gpus[tp->gpu], tp->lane,
                tp->role == DDL_ROLE_OWNER ? "owner" : "helper", tp->core, tp->pu, ddl_nearness_name(tp->near));
+        for (int c = 0; c < tp->ncores; c++)
+            printf("%s%d", c ? ", " : "", tp->cores[c]);
+        printf("]}");
     }
     printf("\n  ]\n}\n");
 }
@@ -127,6 +133,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddl-topo: %s\n", err);
         return 1;
     }
+    if (topo.ngpus == 0)
+        fprintf(stderr, "ddl-topo: warning: %s has no GPUs (no NVIDIA or AMD display-class PCI device); the plan "
+                "below is for --gpus ids that do not exist here (give --xml FILE for a GPU node)\n",
+                xml ? xml : "this machine");
     static int gpus[DDL_MAX_GPUS];
     int ngpus = 0, ncores = 0;
     int *cores = malloc(sizeof(int) * (DDL_MAX_CPU_ID + 1)); /* any list the parser accepts fits */

@@ -93,7 +93,7 @@ CONF
 AutoDetect=off
 NodeName=n[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-3]
 CONF
-    cp "$top_srcdir/etc/cli_filter.lua" "$dir/etc/cli_filter.lua"
+    cp "$top_srcdir/etc/cli_filter.lua" "$top_srcdir/etc/ddl_lanes.lua" "$dir/etc/"
     # Emulated nodes share this host's cores: binding would pin every node's
     # task 0 to the same CPU.  Bind only on a single node.
     local bind=${DDL_CLUSTER_BIND:-$([ "$nodes" -eq 1 ] && echo yes || echo no)}

@@ -153,10 +153,51 @@ if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 G
 else
     fail "ddl-bench across 2 nodes"; echo "$out" | tail -10
 fi
-# A program that never creates a communicator: the helpers leave on their own.
-out=$(DDL_TIMEOUT=5 $RUN -N1 --gpus-per-node=1 --ddl-lanes=2 true 2>&1)
-grep -q "ddl-helper: the owners did not create a ddl communicator" <<< "$out" &&
-    pass "helpers leave when the application does not use DDL" || { fail "helpers of a non-DDL program"; echo "$out" | tail -5; }
+# Plain programs (no DDL) under --ddl-lanes: the helpers follow their owner, so
+# each step ends within 1 s of its program, with the program's exit code.
+# steps_end_promptly DESCRIPTION OUTPUT: OUTPUT has "STEP name rc=R want=W
+# end=T" lines, T the step's end, and "$DDL_CLUSTER_DIR/name.end" the program's.
+steps_end_promptly() {
+    local what=$1 out=$2 ok=1 n=0
+    while read -r _ name rc want end; do
+        local prog_end late
+        n=$((n + 1))
+        prog_end=$(cat "$DDL_CLUSTER_DIR/$name.end" 2>/dev/null || echo 0)
+        late=$(awk -v a="${end#end=}" -v b="$prog_end" 'BEGIN { printf "%.2f", a - b }')
+        if [ "${rc#rc=}" != "${want#want=}" ] || awk -v l="$late" 'BEGIN { exit !(l < 0 || l >= 1) }'; then
+            ok=0; echo "$what: step $name: $rc ($want), ended $late s after its program"
+        fi
+    done < <(grep '^STEP ' <<< "$out")
+    [ $ok -eq 1 ] && [ "$n" -gt 0 ] && pass "$what: $n steps, each ends within 1 s of its program, with its exit code" ||
+        { fail "$what ($n steps)"; echo "$out" | tail -8; }
+}
+plain_step() { # NAME EXIT-CODE: a program that sleeps, records its end and exits
+    echo "sh -c 'sleep 0.3; date +%s.%N > $DDL_CLUSTER_DIR/$1.end; exit $2'"
+}
+out=$(for code in 0 3; do
+          eval "$RUN -N2 --gpus-per-node=1 --ddl-lanes=2 $(plain_step "srun$code" "$code")" > /dev/null 2>&1
+          echo "STEP srun$code rc=$? want=$code end=$(date +%s.%N)"
+      done)
+steps_end_promptly "srun --ddl-lanes=2 (2 nodes, helpers daemon), plain programs" "$out"
+{
+    echo '#!/bin/bash'
+    for step in "a 0" "b 5" "c 0"; do
+        set -- $step
+        echo "srun $(plain_step "$1" "$2"); echo \"STEP $1 rc=\$? want=$2 end=\$(date +%s.%N)\""
+    done
+} > "$DDL_CLUSTER_DIR/steps.sh"
+out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/steps.out" -N2 --gpus-per-node=1 --ddl-lanes=2 \
+      "$DDL_CLUSTER_DIR/steps.sh" 2>&1; cat "$DDL_CLUSTER_DIR/steps.out" 2>/dev/null)
+steps_end_promptly "sbatch --ddl-lanes=2 with 3 plain steps" "$out"
+# A missing helper program fails the step at once, naming the path.
+plugstack=$DDL_CLUSTER_DIR/etc/plugstack.conf
+cp "$plugstack" "$plugstack.orig"
+sed -i 's|helper=[^ ]*|helper=/nonexistent/ddl-helper|' "$plugstack"
+start=$(date +%s)
+expect_reject "a missing helper program" "ddl: the helper program /nonexistent/ddl-helper (plugstack helper=) does not exist" \
+    -N1 --gpus-per-node=1 --ddl-lanes=2 true
+[ $(($(date +%s) - start)) -lt 10 ] && pass "the missing helper fails fast" || fail "the missing helper took $(($(date +%s) - start)) s"
+mv "$plugstack.orig" "$plugstack"
 node_usable "at the end"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
 finish

@@ -1,0 +1,140 @@
+-- DDL lanes for Slurm's cli_filter/lua: turn --ddl-lanes=N (or DDL_LANES=N)
+-- into the request it implies, for srun, sbatch and salloc alike (a SPANK
+-- plugin cannot change the request itself).
+--
+--   N tasks per GPU (--ntasks-per-gpu=N): lane 0 owns the GPU and runs the
+--   application, lanes 1..N-1 are helpers on one core each.
+--
+--   Cores per GPU: the user's --cpus-per-task=C or --cpus-per-gpu=C, else the
+--   site's owner_cores=K from the plugin's plugstack line (C = K + N - 1),
+--   else one core per lane.  Slurm gives every task the same count, so each
+--   gets ceil(C / N) and the plugin then hands the owner its GPU's share of
+--   the cores minus one per helper.
+--
+-- Use it from a site's own cli_filter.lua:
+--   package.path = "/usr/share/ddl-lanes/?.lua;" .. package.path
+--   local ddl_lanes = require("ddl_lanes")
+--   -- first thing in slurm_cli_pre_submit(options, offset):
+--   local rc = ddl_lanes.pre_submit(options, offset); if rc ~= slurm.SUCCESS then return rc end
+-- or install the standalone cli_filter.lua beside it.
+local M = {}
+
+local function positive_int(v)
+   local n = tonumber(v or "")
+   if n == nil or n < 1 or n ~= math.floor(n) then
+      return nil
+   end
+   return n
+end
+
+local function lanes_requested(options)
+   local spank = options.spank and options.spank["ddl"]
+   local lanes = spank and spank["ddl-lanes"]
+   if lanes == nil or lanes == "" then
+      lanes = os.getenv("DDL_LANES")
+   end
+   if lanes == nil or lanes == "" then
+      return nil
+   end
+   return positive_int(lanes) -- nil: the plugin rejects it with a message of its own
+end
+
+-- A task count the user gave is theirs: the plugin then checks it against the
+-- GPUs and lanes and fails the step with what to change.
+-- Inside a job, srun starts from the job's task count (SLURM_NTASKS), which
+-- is not the user's choice for this step.
+local function user_set_tasks(options)
+   local total = tonumber(options["ntasks"] or "")
+   local inherited = os.getenv("SLURM_JOB_ID") and tonumber(os.getenv("SLURM_NTASKS") or "")
+   return positive_int(options["ntasks-per-gpu"]) or positive_int(options["ntasks-per-node"]) or
+      (total and total > 1 and total ~= inherited)
+end
+
+local function is_set(v)
+   return v ~= nil and v ~= "" and v ~= "0"
+end
+
+local function gpus_requested(options)
+   for _, key in ipairs({"gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket"}) do
+      if is_set(options[key]) then
+         return true
+      end
+   end
+   local gres = options["gres"]
+   return gres ~= nil and string.find(gres, "gpu") ~= nil
+end
+
+-- The job's GPUs, when the request says: --gpus=[type:]N, or
+-- --gpus-per-node=[type:]N with --nodes=M.
+local function total_gpus(options)
+   local function count(v)
+      return v and positive_int(string.match(v, "(%d+)$"))
+   end
+   local gpus = count(options["gpus"])
+   if gpus then
+      return gpus
+   end
+   local per_node, nodes = count(options["gpus-per-node"]), positive_int(options["nodes"] or "1")
+   return per_node and nodes and per_node * nodes
+end
+
+-- A step of a job that this filter shaped (sbatch/salloc --ddl-lanes): srun
+-- starts from the job's tasks per GPU, but not from its cores.
+local function job_step(options, lanes)
+   return os.getenv("SLURM_JOB_ID") ~= nil and tonumber(os.getenv("SLURM_NTASKS_PER_GPU") or "") == lanes and
+      tonumber(options["ntasks-per-gpu"] or "") == lanes
+end
+
+function M.pre_submit(options, offset)
+   local lanes = lanes_requested(options)
+   if lanes == nil then
+      return slurm.SUCCESS
+   end
+   if not gpus_requested(options) then
+      slurm.log_error("ddl: --ddl-lanes=%d gives lanes to GPUs, but no GPU is requested: add --gpus-per-node=N (or --gpus=N)", lanes)
+      return slurm.ERROR
+   end
+   if job_step(options, lanes) then
+      if not positive_int(options["cpus-per-task"]) and not positive_int(options["cpus-per-gpu"]) then
+         local per_gpu, per_task = os.getenv("SLURM_CPUS_PER_GPU"), os.getenv("SLURM_CPUS_PER_TASK")
+         if positive_int(per_gpu) then
+            options["cpus-per-gpu"] = per_gpu
+         elseif positive_int(per_task) then
+            options["cpus-per-task"] = per_task
+         end
+      end
+      return slurm.SUCCESS
+   end
+   if user_set_tasks(options) then
+      return slurm.SUCCESS
+   end
+   options["ntasks-per-gpu"] = tostring(lanes)
+   local per_task = positive_int(options["cpus-per-task"])
+   if per_task then
+      -- Every task gets the same count: ceil(C / N) each gives the GPU at least
+      -- C.  sbatch and salloc size the job from the task count: give it.
+      local cpt = math.ceil(per_task / lanes)
+      options["cpus-per-task"] = tostring(cpt)
+      local gpus = total_gpus(options)
+      if gpus then
+         options["ntasks"] = tostring(gpus * lanes)
+      end
+      slurm.log_info("ddl: %d lanes per GPU, %d cores per GPU as asked: --ntasks-per-gpu=%d --cpus-per-task=%d",
+                     lanes, per_task, lanes, cpt)
+      return slurm.SUCCESS
+   end
+   local per_gpu, why = positive_int(options["cpus-per-gpu"]), "as asked"
+   if not per_gpu then
+      -- The plugin publishes the site's owner_cores (plugstack) to this process.
+      local owner_cores = positive_int(os.getenv("DDL_SITE_OWNER_CORES"))
+      per_gpu, why = owner_cores and owner_cores + lanes - 1 or lanes,
+         owner_cores and "the site's owner_cores" or "one per lane"
+   end
+   per_gpu = math.max(per_gpu, lanes)
+   options["cpus-per-gpu"] = tostring(per_gpu)
+   slurm.log_info("ddl: %d lanes per GPU, %d cores per GPU (%s): --ntasks-per-gpu=%d --cpus-per-gpu=%d", lanes,
+                  per_gpu, why, lanes, per_gpu)
+   return slurm.SUCCESS
+end
+
+return M
