@@ -109,16 +109,17 @@ function M.pre_submit(options, offset)
       return slurm.SUCCESS
    end
    options["ntasks-per-gpu"] = tostring(lanes)
+   -- Slurm sizes some requests from the task count alone (sbatch with
+   -- --cpus-per-task, several nodes with --cpus-per-gpu): give it when known.
+   local gpus = total_gpus(options)
+   if gpus then
+      options["ntasks"] = tostring(gpus * lanes)
+   end
    local per_task = positive_int(options["cpus-per-task"])
    if per_task then
-      -- Every task gets the same count: ceil(C / N) each gives the GPU at least
-      -- C.  sbatch and salloc size the job from the task count: give it.
+      -- Every task gets the same count: ceil(C / N) each gives the GPU at least C.
       local cpt = math.ceil(per_task / lanes)
       options["cpus-per-task"] = tostring(cpt)
-      local gpus = total_gpus(options)
-      if gpus then
-         options["ntasks"] = tostring(gpus * lanes)
-      end
       slurm.log_info("ddl: %d lanes per GPU, %d cores per GPU as asked: --ntasks-per-gpu=%d --cpus-per-task=%d",
                      lanes, per_task, lanes, cpt)
       return slurm.SUCCESS

@@ -388,16 +388,27 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
     return DDL_OK;
 }
 
-/* At INFO, rank 0 prints the whole lane map once. */
+/* At INFO, rank 0 prints the whole lane map once, with each rank's cores (the
+ * plugin's DDL_CORES). */
+#define CORES_TEXT 32
 static void log_lane_map(ddl_comm_t *c)
 {
     const ddl_comm_info_t *in = &c->info;
     int place[2] = {in->node, in->local_rank}, *all = NULL;
-    if (in->rank == 0)
+    char mine[CORES_TEXT] = "", *cores = NULL;
+    const char *env = getenv("DDL_CORES");
+    snprintf(mine, sizeof(mine), "%s", env && *env ? env : "");
+    if (in->rank == 0) {
         all = malloc(2 * sizeof(int) * (size_t)in->size);
+        cores = malloc(CORES_TEXT * (size_t)in->size);
+    }
     MPI_Gather(place, 2, MPI_INT, all, 2, MPI_INT, 0, c->world);
-    if (in->rank != 0 || !all)
+    MPI_Gather(mine, CORES_TEXT, MPI_CHAR, cores, CORES_TEXT, MPI_CHAR, 0, c->world);
+    if (in->rank != 0 || !all || !cores) {
+        free(all);
+        free(cores);
         return;
+    }
     DDL_INFO(DDL_SUBSYS_INIT, "lane map: %d nodes x %d GPUs x %d lanes = %d ranks, helpers %s", in->nnodes,
              in->gpus_per_node, in->lanes, in->size, c->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective");
     for (int node = 0; node < in->nnodes; node++) {
@@ -411,13 +422,17 @@ static void log_lane_map(ddl_comm_t *c)
                     host_rank = r;
                 if (t % in->lanes == 0 && o < (int)sizeof(line) - 64)
                     o += snprintf(line + o, sizeof(line) - (size_t)o, "%sGPU %d:", t ? "; " : "", t / in->lanes);
-                if (o < (int)sizeof(line) - 32)
-                    o += snprintf(line + o, sizeof(line) - (size_t)o, " %d%s", r, t % in->lanes == 0 ? "(owner)" : "");
+                const char *rc = cores + (size_t)r * CORES_TEXT;
+                if (o < (int)sizeof(line) - 80)
+                    o += snprintf(line + o, sizeof(line) - (size_t)o, " %d%s%s%.*s%s", r,
+                                  t % in->lanes == 0 ? "(owner" : "", *rc ? (t % in->lanes == 0 ? ", cores " : "(cores ") : "",
+                                  CORES_TEXT - 1, rc, t % in->lanes == 0 || *rc ? ")" : "");
             }
         }
         DDL_INFO(DDL_SUBSYS_INIT, "node %d (%s): %s", node, host_rank >= 0 ? c->hosts[host_rank] : "?", line);
     }
     free(all);
+    free(cores);
 }
 
 /* At INFO, rank 0 says once which algorithm serves which sizes, and why. */

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int g = 0; g < t.ngpus; g++) {
         ddl_topo_gpu_t *gp = &t.gpus[g];
-        snprintf(gp->busid, sizeof(gp->busid), "0000:%02x:00.0", g);
+        snprintf(gp->busid, sizeof(gp->busid), "0000:%02x:00.0", (unsigned)g & 0xffu);
         gp->vendor = 0x10de;
         gp->numa = gp->package = (int)next(&r) % sockets;
         gp->local = calloc((size_t)t.ncores, 1);
@@ -71,14 +71,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[512];
     if (ddl_plan_make(&t, gpus, ngpus, cores, ncores, lanes, ntasks, &plan, why, sizeof(why)) == DDL_OK) {
         FUZZ_ASSERT(plan.ntasks == ngpus * lanes && plan.ngpus == ngpus && plan.lanes == lanes);
+        /* Every task's cores are allocated and its own; a helper has one, an
+         * owner its GPU's share minus one per helper. */
+        int share = ncores / ngpus;
         for (int i = 0; i < plan.ntasks; i++) {
-            FUZZ_ASSERT(plan.tasks[i].gpu == i / lanes && plan.tasks[i].lane == i % lanes);
-            int allocated = 0;
-            for (int k = 0; k < ncores; k++)
-                allocated |= cores[k] == plan.tasks[i].core;
-            FUZZ_ASSERT(allocated);
-            for (int j = 0; j < i; j++)
-                FUZZ_ASSERT(plan.tasks[i].core != plan.tasks[j].core);
+            const ddl_task_plan_t *tp = &plan.tasks[i];
+            FUZZ_ASSERT(tp->gpu == i / lanes && tp->lane == i % lanes);
+            FUZZ_ASSERT(tp->ncores == (tp->lane == 0 ? share - (lanes - 1) : 1) && tp->cores[0] == tp->core);
+            for (int c = 0; c < tp->ncores; c++) {
+                int allocated = 0;
+                for (int k = 0; k < ncores; k++)
+                    allocated |= cores[k] == tp->cores[c];
+                FUZZ_ASSERT(allocated);
+                for (int j = 0; j < i; j++)
+                    for (int d = 0; d < plan.tasks[j].ncores; d++)
+                        FUZZ_ASSERT(tp->cores[c] != plan.tasks[j].cores[d]);
+            }
         }
         ddl_plan_free(&plan);
     } else {

@@ -11,6 +11,13 @@
 # State lives in $DDL_CLUSTER_DIR (default /tmp/ddl-cluster-$UID).  stop ends only
 # the daemons this script started (by their pid files) and removes the directory.
 #
+# DDL_CLUSTER_TASK=cgroup runs what sites run, TaskPlugin=task/affinity,task/cgroup
+# with a cpuset per step, on nodes declared with this host's real CPUs (slurmd
+# -C) and 1 GPU: Slurm cannot bind or constrain CPUs the host lacks.  The
+# default (task/none) declares 16 CPUs and 4 GPUs per node.  Emulated nodes
+# share the host's cores: with task/cgroup each node binds its tasks within
+# the same real CPUs, so tasks of different nodes may share a core.
+#
 # With DDL_CLUSTER_NETNS=PREFIX the daemons run in network namespaces made by
 # bench/emu-cluster.sh: slurmctld in PREFIX-hub, slurmd nN in PREFIX-nN, talking
 # over rail 0 (10.77.0.0/24); DDL_CLUSTER_RAILS (e.g. rail0,rail1) goes to the
@@ -41,10 +48,17 @@ write_config() {
     for i in 0 1 2 3; do
         [ -e "$dir/dev/nvidia$i" ] || mknod "$dir/dev/nvidia$i" c 195 "$i"
     done
-    local node_lines="" names=""
+    local node_lines="" names="" shape gpus task_plugin constrain
+    if [ "${DDL_CLUSTER_TASK:-none}" = cgroup ]; then
+        shape=$(slurmd -C | head -1 | grep -o 'CPUs=.* ThreadsPerCore=[0-9]*')
+        gpus=1 task_plugin=task/affinity,task/cgroup constrain=yes
+    else
+        shape="CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1"
+        gpus=4 task_plugin=task/none constrain=no
+    fi
     for n in $(seq 1 "$nodes"); do
-        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=$(node_addr "$n") Port=$((ctld_port + 10 + n)) CPUs=16 Boards=1 \
-SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 State=UNKNOWN"$'\n'
+        node_lines+="NodeName=n$n NodeHostname=n$n NodeAddr=$(node_addr "$n") Port=$((ctld_port + 10 + n)) $shape \
+RealMemory=4000 Gres=gpu:$gpus State=UNKNOWN"$'\n'
         names+="${names:+,}n$n"
     done
     cat > "$conf" <<CONF
@@ -66,7 +80,7 @@ SlurmdLogFile=$dir/log/slurmd-%n.log
 SlurmdDebug=verbose
 TmpFS=$dir/tmp/%n
 ProctrackType=proctrack/cgroup
-TaskPlugin=task/none
+TaskPlugin=$task_plugin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
@@ -88,15 +102,19 @@ CONF
 CgroupPlugin=cgroup/v1
 CgroupAutomount=no
 ConstrainDevices=no
+ConstrainCores=$constrain
 CONF
     cat > "$dir/etc/gres.conf" <<CONF
 AutoDetect=off
-NodeName=n[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-3]
+NodeName=n[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-$((gpus - 1))]
 CONF
     cp "$top_srcdir/etc/cli_filter.lua" "$top_srcdir/etc/ddl_lanes.lua" "$dir/etc/"
-    # Emulated nodes share this host's cores: binding would pin every node's
-    # task 0 to the same CPU.  Bind only on a single node.
-    local bind=${DDL_CLUSTER_BIND:-$([ "$nodes" -eq 1 ] && echo yes || echo no)}
+    # Emulated nodes share this host's cores: binding pins every node's task 0
+    # to the same CPU.  Bind on a single node, and under task/cgroup (whose
+    # nodes are declared with the real CPUs, so binding is what a site sees).
+    local bind=no
+    [ "$nodes" -eq 1 ] || [ "${DDL_CLUSTER_TASK:-none}" = cgroup ] && bind=yes
+    bind=${DDL_CLUSTER_BIND:-$bind}
     cat > "$dir/etc/plugstack.conf" <<CONF
 required $top_builddir/.libs/spank_ddl.so max_lanes=8 helpers=${DDL_CLUSTER_HELPERS:-daemon} helper=$top_builddir/ddl-helper bind=$bind${DDL_CLUSTER_RAILS:+ rails=$DDL_CLUSTER_RAILS}
 CONF

@@ -76,6 +76,46 @@ check_env() {
         fail "$nodes node(s) x $gpus GPUs x $lanes lanes"
 }
 
+expand() { tr , '\n' <<< "$1" | awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'; }
+
+# check_cores DESCRIPTION OWNER-CORES SRUN-ARGS...: each owner has OWNER-CORES
+# cores and each helper one (DDL_CORES), disjoint within a node, with
+# OMP_NUM_THREADS and SLURM_CPUS_PER_TASK saying so and CUDA_DEVICE_ORDER set;
+# the cores that exist here lie in the task's cgroup cpuset and, with binding
+# on (one node, or task/cgroup), the task runs on exactly those.
+check_cores() {
+    local what=$1 owner_cores=$2 out lines ok=1 bound=$3
+    shift 3
+    out=$($RUN "$@" "$top_srcdir/tests/slurm/task-env.sh" 2>&1)
+    lines=$(grep '^TASK' <<< "$out")
+    [ -n "$lines" ] || { fail "$what: no task ran"; echo "$out" | tail -5; return; }
+    while read -r line; do
+        local role dcores n want real cgroup cpus
+        role=$(field role "$line"); dcores=$(field dcores "$line")
+        n=$(expand "$dcores" | wc -l); want=1
+        [ "$role" = owner ] && want=$owner_cores
+        if [ "$n" -ne "$want" ] || [ "$(field omp "$line")" != "$want" ] || [ "$(field cpt "$line")" != "$want" ] ||
+           [ "$(field order "$line")" != PCI_BUS_ID ]; then
+            ok=0; echo "$what: $role should have $want cores: $line"
+        fi
+        real=$(expand "$dcores" | awk -v n="$(nproc --all)" '$1 < n' | paste -sd, -)
+        cgroup=$(field cgroup "$line"); cpus=$(field cpus "$line")
+        if [ -n "$real" ] && [ "$cgroup" != - ] &&
+           [ -n "$(comm -23 <(expand "$real" | sort) <(expand "$cgroup" | sort))" ]; then
+            ok=0; echo "$what: cores $real outside the cgroup cpuset $cgroup: $line"
+        fi
+        if [ "$bound" = bound ] && [ -n "$real" ] && [ "$(expand "$cpus" | paste -sd, -)" != "$real" ]; then
+            ok=0; echo "$what: runs on CPUs $cpus, planned $real: $line"
+        fi
+    done <<< "$lines"
+    local dup
+    dup=$(while read -r line; do expand "$(field dcores "$line")" | sed "s/^/$(field node "$line"):/"; done <<< "$lines" |
+          sort | uniq -d)
+    [ -z "$dup" ] || { ok=0; echo "$what: cores planned twice: $dup"; }
+    [ $ok -eq 1 ] && pass "$what: $(wc -l <<< "$lines") tasks, owners on $owner_cores cores, helpers on 1" ||
+        fail "$what"
+}
+
 # expect_reject DESCRIPTION TEXT SRUN-ARGS...: srun fails fast with TEXT.
 expect_reject() {
     local what=$1 text=$2 out rc
@@ -123,6 +163,25 @@ out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/batch.out" -N1 --gpus-per-n
     --wrap "srun $top_srcdir/tests/slurm/task-env.sh" 2>&1; cat "$DDL_CLUSTER_DIR/batch.out" 2>/dev/null)
 [ "$(grep -c '^TASK.* lanes=2 ' <<< "$out")" -eq 2 ] && pass "sbatch --ddl-lanes=2: the batch script's srun has 2 lanes" ||
     { fail "sbatch --ddl-lanes=2"; echo "$out" | tail -5; }
+# MASTER_PORT: steps 0 and 1 of one job and step 0 of the next job differ.
+ports=$(for job in 1 2; do
+            timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/ports$job.out" -N1 --gpus-per-node=1 --ddl-lanes=1 \
+                --wrap "srun $top_srcdir/tests/slurm/task-env.sh; srun $top_srcdir/tests/slurm/task-env.sh" > /dev/null 2>&1
+            sed -n 's/^TASK.* port=\([0-9]*\) .*/\1/p' "$DDL_CLUSTER_DIR/ports$job.out"
+        done)
+[ "$(wc -l <<< "$ports")" -eq 4 ] && [ "$(sort -u <<< "$ports" | wc -l)" -eq 4 ] &&
+    pass "MASTER_PORT: 2 steps of each of 2 neighbouring jobs, 4 different ports ($(paste -sd' ' <<< "$ports"))" ||
+    fail "MASTER_PORT of neighbouring jobs and steps: $(paste -sd' ' <<< "$ports")"
+# Cores: an explicit --cpus-per-task is the GPU's, the owner gets it minus one
+# per helper; the cli_filter's default gives one core per lane.
+check_cores "--cpus-per-task=4 --ddl-lanes=2" 3 bound -N1 --gpus-per-node=2 --cpus-per-task=4 --ddl-lanes=2
+check_cores "--cpus-per-gpu=5 --ddl-lanes=2" 4 bound -N1 --gpus-per-node=1 --cpus-per-gpu=5 --ddl-lanes=2
+check_cores "--ddl-lanes=4 (default cores)" 1 bound -N1 --gpus-per-node=2 --ddl-lanes=4
+out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/batch.out" -N1 --gpus-per-node=1 --cpus-per-task=4 --ddl-lanes=2 \
+    --wrap "srun $top_srcdir/tests/slurm/task-env.sh" 2>&1; cat "$DDL_CLUSTER_DIR/batch.out" 2>/dev/null)
+[ "$(grep -c '^TASK.* role=owner .* omp=3 cpt=3 ' <<< "$out")" -eq 1 ] &&
+    pass "sbatch --cpus-per-task=4 --ddl-lanes=2: its step's owner has 3 cores" ||
+    { fail "sbatch --cpus-per-task=4: the step's owner"; echo "$out" | tail -5; }
 expect_reject "--ddl-lanes=0" "ddl: --ddl-lanes=0 is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=0 true
 expect_reject "--ddl-lanes=-1" "ddl: --ddl-lanes=-1 is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=-1 true
 expect_reject "--ddl-lanes=abc" "ddl: --ddl-lanes=abc is not a lane count" -N1 --gpus-per-node=1 --ddl-lanes=abc true
@@ -198,6 +257,22 @@ expect_reject "a missing helper program" "ddl: the helper program /nonexistent/d
     -N1 --gpus-per-node=1 --ddl-lanes=2 true
 [ $(($(date +%s) - start)) -lt 10 ] && pass "the missing helper fails fast" || fail "the missing helper took $(($(date +%s) - start)) s"
 mv "$plugstack.orig" "$plugstack"
+node_usable "with task/none"
+
+# --- task/affinity,task/cgroup on this host's real CPUs (1 GPU per node) --------
+for nodes in 1 2; do
+    DDL_CLUSTER_TASK=cgroup DDL_CLUSTER_HELPERS=app "$cluster" start "$nodes" > /dev/null ||
+        { fail "task/cgroup cluster with $nodes node(s) did not start"; continue; }
+    check_cores "task/affinity,task/cgroup, $nodes node(s) x 1 GPU x 2 lanes" 1 bound -N"$nodes" --gpus-per-node=1 --ddl-lanes=2
+    mpi_test "$nodes" 1 2 "app, task/cgroup"
+done
+DDL_CLUSTER_TASK=cgroup DDL_CLUSTER_HELPERS=daemon "$cluster" start 2 > /dev/null || fail "task/cgroup cluster (daemon)"
+mpi_test 2 1 2 "daemon, task/cgroup"
+out=$(for code in 0 4; do
+          eval "$RUN -N2 --gpus-per-node=1 --ddl-lanes=2 $(plain_step "cg$code" "$code")" > /dev/null 2>&1
+          echo "STEP cg$code rc=$? want=$code end=$(date +%s.%N)"
+      done)
+steps_end_promptly "task/cgroup, helpers daemon, plain programs" "$out"
 node_usable "at the end"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
 finish

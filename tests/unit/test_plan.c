@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpulist.h"
 #include "options.h"
 #include "plan.h"
+#include "port.h"
+#include "procstat.h"
 #include "topo.h"
 
 static ddl_topo_t load(const char *name)
@@ -32,9 +35,28 @@ static int all_gpus(int n, int *gpus)
     return n;
 }
 
-/* No two tasks on one core, every core allocated, GPU and lane as t / L, t % L. */
+/* No two tasks on one core, every core allocated, GPU and lane as t / L, t % L;
+ * a helper on one core, an owner on its GPU's share minus one per helper. */
 static void check_invariants(const ddl_plan_t *p, const int *cores, int ncores)
 {
+    int share = ncores / p->ngpus;
+    for (int t = 0; t < p->ntasks; t++) {
+        const ddl_task_plan_t *tp = &p->tasks[t];
+        ck_assert_int_eq(tp->ncores, tp->role == DDL_ROLE_OWNER ? share - (p->lanes - 1) : 1);
+        ck_assert_int_eq(tp->cores[0], tp->core);
+        for (int c = 0; c < tp->ncores; c++) {
+            int allocated = 0;
+            for (int i = 0; i < ncores; i++)
+                allocated |= cores[i] == tp->cores[c];
+            ck_assert_msg(allocated, "task %d on core %d, which is not allocated", t, tp->cores[c]);
+            if (c > 0)
+                ck_assert_int_gt(tp->cores[c], tp->cores[c - 1]);
+            for (int u = 0; u < t; u++)
+                for (int d = 0; d < p->tasks[u].ncores; d++)
+                    ck_assert_msg(p->tasks[u].cores[d] != tp->cores[c], "tasks %d and %d share core %d", u, t,
+                                  tp->cores[c]);
+        }
+    }
     for (int t = 0; t < p->ntasks; t++) {
         ck_assert_int_eq(p->tasks[t].gpu, t / p->lanes);
         ck_assert_int_eq(p->tasks[t].lane, t % p->lanes);
@@ -181,6 +203,76 @@ START_TEST(test_plan_unknown_gpus_and_cores)
 }
 END_TEST
 
+START_TEST(test_plan_owner_cores)
+{
+    /* GPUs 0-1 (socket 0) x 2 lanes on socket 0's 8 cores: 4 per GPU, so each
+     * owner gets 3 cores local to its GPU, the lowest of its GPU's, and the
+     * helper the remaining one. */
+    ddl_topo_t t = load("two-socket-4gpu.xml");
+    int gpus[4], cores[16];
+    for (int i = 0; i < 16; i++)
+        cores[i] = i;
+    ddl_plan_t p;
+    char why[400];
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(2, gpus), cores, 8, 2, 4, &p, why, sizeof(why)), DDL_OK);
+    check_invariants(&p, cores, 8);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(p.tasks[i].near, DDL_NEAR_LOCAL);
+    ck_assert_int_eq(p.tasks[0].ncores, 3);
+    ck_assert_int_eq(p.tasks[0].cores[0], 0);
+    ck_assert_int_lt(p.tasks[0].cores[2], p.tasks[1].core); /* owner below its helper */
+    ddl_plan_free(&p);
+    /* An odd core left over: the share rounds down, the core stays unused. */
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(2, gpus), cores, 9, 2, 4, &p, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(p.tasks[0].ncores, 3);
+    ck_assert_int_eq(p.tasks[2].ncores, 3);
+    ddl_plan_free(&p);
+    ddl_topo_free(&t);
+}
+END_TEST
+
+START_TEST(test_master_port)
+{
+    /* Neighbouring jobs and steps never share a port (the old formula gave job
+     * j step 131 the port of job j+1 step 0). */
+    static unsigned char seen[65536];
+    memset(seen, 0, sizeof(seen));
+    for (uint32_t job = 5000; job < 5000 + DDL_PORT_JOBS; job++)
+        for (uint32_t step = 0; step < DDL_PORT_STEPS; step++) {
+            int port = ddl_master_port(job, step, NULL);
+            ck_assert_int_ge(port, 1024);
+            ck_assert_int_le(port, 65535);
+            ck_assert_msg(!seen[port], "job %u step %u reuses port %d", job, step, port);
+            seen[port] = 1;
+        }
+    ck_assert_int_ne(ddl_master_port(7, 131, NULL), ddl_master_port(8, 0, NULL));
+    ck_assert_int_ne(ddl_master_port(7, 0, NULL), ddl_master_port(7, 1, NULL));
+    /* Ports Slurm reserved for the step win; a malformed list is ignored. */
+    ck_assert_int_eq(ddl_master_port(7, 0, "12000-12003"), 12000);
+    ck_assert_int_eq(ddl_master_port(7, 0, "12007,12009"), 12007);
+    ck_assert_int_eq(ddl_master_port(7, 0, "x"), ddl_master_port(7, 0, NULL));
+    ck_assert_int_eq(ddl_master_port(7, 0, "80"), ddl_master_port(7, 0, NULL));
+}
+END_TEST
+
+START_TEST(test_procstat)
+{
+    ddl_procstat_t st;
+    const char *odd = "1234 (a) b (c) d) S 99 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 556677 1000 50";
+    ck_assert_int_eq(ddl_procstat_parse(odd, &st), 0);
+    ck_assert_int_eq(st.state, 'S');
+    ck_assert_int_eq(st.ppid, 99);
+    ck_assert_uint_eq(st.start, 556677ULL);
+    ck_assert_int_eq(ddl_procstat_parse("1234 (x) S 99", &st), -1);
+    ck_assert_int_eq(ddl_procstat_parse("garbage", &st), -1);
+    /* This process runs; with another start time it is another process. */
+    ck_assert_int_eq(ddl_procstat_read(getpid(), &st), 0);
+    ck_assert_int_eq(st.ppid, getppid());
+    ck_assert_int_eq(ddl_process_alive(getpid(), st.start), 1);
+    ck_assert_int_eq(ddl_process_alive(getpid(), st.start + 1), 0);
+}
+END_TEST
+
 START_TEST(test_cpulist)
 {
     int ids[16];
@@ -262,6 +354,9 @@ int main(void)
     tcase_add_test(tc, test_plan_8gpu_partial_allocation);
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_plan_unknown_gpus_and_cores);
+    tcase_add_test(tc, test_plan_owner_cores);
+    tcase_add_test(tc, test_master_port);
+    tcase_add_test(tc, test_procstat);
     tcase_add_test(tc, test_cpulist);
     tcase_add_test(tc, test_lanes_option);
     tcase_add_test(tc, test_plugstack_args);
