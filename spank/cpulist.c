@@ -1,72 +1,75 @@
 #include "config.h"
 
-#include <ctype.h>
+#include <hwloc.h>
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
 #include "cpulist.h"
 #include "ddl_limits.h"
-#include "parse.h"
 
-static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+/* hwloc reads lists leniently (signs, spaces, "3-" as "3 to infinity", repeats
+ * merged): each item must be N or N-M, digits only, short enough that hwloc
+ * never sizes a bitmap far beyond DDL_MAX_CPU_ID. */
+static int item_ok(const char *item)
+{
+    size_t len = strlen(item), dash = strcspn(item, "-");
+    if (len == 0 || strspn(item, "0123456789-") != len)
+        return 0;
+    if (dash == len)
+        return len <= 7;
+    return dash > 0 && dash <= 7 && len - dash - 1 >= 1 && len - dash - 1 <= 7 && !strchr(item + dash + 1, '-');
+}
 
 int ddl_cpulist_parse(const char *s, int *ids, int max)
 {
-    int n = 0;
     if (!s || !*s)
         return -1;
-    while (*s) {
-        char num[16];
-        long lo, hi;
-        int k = 0;
-        while (isdigit((unsigned char)*s) && k < 15)
-            num[k++] = *s++;
-        num[k] = '\0';
-        if (ddl_parse_long(num, 0, DDL_MAX_CPU_ID, &lo) != 0)
-            return -1;
-        hi = lo;
-        if (*s == '-') {
-            s++;
-            k = 0;
-            while (isdigit((unsigned char)*s) && k < 15)
-                num[k++] = *s++;
-            num[k] = '\0';
-            if (ddl_parse_long(num, lo, DDL_MAX_CPU_ID, &hi) != 0)
-                return -1;
-        }
-        if (*s == ',') {
-            s++;
-            if (!*s)
-                return -1;
-        } else if (*s) {
-            return -1;
-        }
-        for (long v = lo; v <= hi; v++) {
-            if (n == max)
-                return -1;
-            ids[n++] = (int)v;
-        }
+    hwloc_bitmap_t all = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+    int n = -1;
+    if (!all || !one)
+        goto out;
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        char item[16];
+        if (len >= sizeof(item))
+            goto out;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (!item_ok(item))
+            goto out;
+        /* An item parses to a finite, non-empty set within the id limit that
+         * no earlier item holds (a repeat is an error, not merged). */
+        if (hwloc_bitmap_list_sscanf(one, item) != 0 || hwloc_bitmap_weight(one) <= 0 ||
+            hwloc_bitmap_last(one) > DDL_MAX_CPU_ID || hwloc_bitmap_intersects(all, one))
+            goto out;
+        hwloc_bitmap_or(all, all, one);
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+        if (*p == '\0')
+            goto out; /* trailing comma */
     }
-    qsort(ids, (size_t)n, sizeof(int), cmp_int);
-    for (int i = 1; i < n; i++)
-        if (ids[i] == ids[i - 1])
-            return -1;
+    if (hwloc_bitmap_weight(all) > max)
+        goto out;
+    n = 0;
+    for (int id = hwloc_bitmap_first(all); id >= 0; id = hwloc_bitmap_next(all, id))
+        ids[n++] = id;
+out:
+    hwloc_bitmap_free(all);
+    hwloc_bitmap_free(one);
     return n;
 }
 
 char *ddl_cpulist_format(const int *ids, int n, char *buf, size_t len)
 {
-    size_t o = 0;
+    hwloc_bitmap_t b = hwloc_bitmap_alloc();
     buf[0] = '\0';
-    for (int i = 0; i < n && o < len;) {
-        int j = i;
-        while (j + 1 < n && ids[j + 1] == ids[j] + 1)
-            j++;
-        if (j > i)
-            o += (size_t)snprintf(buf + o, len - o, "%s%d-%d", o ? "," : "", ids[i], ids[j]);
-        else
-            o += (size_t)snprintf(buf + o, len - o, "%s%d", o ? "," : "", ids[i]);
-        i = j + 1;
-    }
+    if (!b)
+        return buf;
+    for (int i = 0; i < n; i++)
+        hwloc_bitmap_set(b, (unsigned)ids[i]);
+    if (n > 0)
+        hwloc_bitmap_list_snprintf(buf, len, b);
+    hwloc_bitmap_free(b);
     return buf;
 }

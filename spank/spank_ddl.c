@@ -15,7 +15,8 @@ static int lanes_option(int val, const char *optarg, int remote);
 
 static struct spank_option lanes_opt = {
     "ddl-lanes", "N",
-    "[ddl] run N processes (lanes) per GPU: N tasks per GPU, one core each, lane 0 owns the GPU (also DDL_LANES)",
+    "[ddl] run N processes (lanes) per GPU: lane 0 owns the GPU and runs the program on the GPU's cores but "
+    "one per helper, lanes 1..N-1 help it on one core each (also DDL_LANES)",
     1, 0, lanes_option};
 
 static int lanes_option(int val, const char *optarg, int remote)

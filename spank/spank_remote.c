@@ -95,6 +95,24 @@ static void rendezvous(spank_t sp)
     }
 }
 
+/* A task count that does not match GPUs x lanes: the cli_filter (ddl_lanes.lua)
+ * sets it unless the user gave one.  Ask slurmctld whether the filter is on
+ * (only on this error path: it is one RPC). */
+static const char *task_count_hint(void)
+{
+    slurm_conf_t *conf = NULL;
+    int filter = -1;
+    if (slurm_load_ctl_conf((time_t)0, &conf) == 0 && conf) {
+        filter = conf->cli_filter_plugins && strstr(conf->cli_filter_plugins, "lua") != NULL;
+        slurm_free_ctl_conf(conf);
+    }
+    if (filter == 1)
+        return ", or give no task count (-n, --ntasks-per-node) and the cli_filter sets it";
+    if (filter == 0)
+        return " (or ask your admin to enable the DDL cli_filter, which does this for you)";
+    return "";
+}
+
 static int plan_node(spank_t sp, int lanes)
 {
     uint32_t ntasks = 0, nodeid = 0, nnodes = 0;
@@ -126,7 +144,8 @@ static int plan_node(spank_t sp, int lanes)
     ddl_status_t st = ddl_plan_make(&topo, remote.gpu_ids, ngpus, cores, ncores, lanes, (int)ntasks, &remote.plan,
                                     why, sizeof(why));
     if (st != DDL_OK)
-        snprintf(remote.error, sizeof(remote.error), "%s", why);
+        snprintf(remote.error, sizeof(remote.error), "%s%s", why,
+                 st == DDL_ERR_LAYOUT && ngpus > 0 && (int)ntasks != ngpus * lanes ? task_count_hint() : "");
     else
         for (int t = 0; t < remote.plan.ntasks; t++) {
             const ddl_task_plan_t *tp = &remote.plan.tasks[t];

@@ -18,16 +18,19 @@ int ddl_procstat_parse(const char *text, ddl_procstat_t *st)
     int used = 0;
     if (sscanf(p + 1, " %c %ld%n", &state, &ppid, &used) != 2)
         return -1;
-    p += 1 + used;
     /* starttime is field 22; state and ppid were fields 3 and 4. */
-    for (int field = 5; field < 22; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p)
+    p += 1 + used;
+    for (int field = 5;; field++) {
+        p += strspn(p, " ");
+        if (!*p)
             return -1;
+        if (field == 22)
+            break;
+        p += strcspn(p, " ");
     }
     char *end;
-    unsigned long long start = strtoull(p + 1, &end, 10);
-    if (end == p + 1)
+    unsigned long long start = strtoull(p, &end, 10);
+    if (end == p)
         return -1;
     st->state = state;
     st->ppid = (pid_t)ppid;

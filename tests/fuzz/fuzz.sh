@@ -16,11 +16,13 @@ fi
 out=$build/tests/fuzz/clang
 mkdir -p "$out/obj" "$build/tests/fuzz/work"
 flags="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
-  -I$build -I$src/include -I$build/include -I$src/runtime -I$src/spank -I$src/tests/fuzz \
+  -I$build -I$src/include -I$build/include -I$src/runtime/core -I$src/runtime/engine -I$src/runtime/algo \
+  -I$src/runtime/select -I$src/runtime/gpu -I$src/runtime/transport -I$src/runtime/powerai -I$src/spank -I$src/tests/fuzz \
   $MPI_CFLAGS $PMIX_CFLAGS $HWLOC_CFLAGS -DDDL_TUNING_DEFAULT=\"$DDL_TUNING_DEFAULT\" -DDDL_HELPER_PATH=\"/nonexistent\""
 # The runtime without its CUDA files, and the plan: instrumented, so libFuzzer sees their branches.
-sources=$(ls "$src"/runtime/*.c | grep -v -e gpu_cuda.c -e gpu_nccl.c -e allreduce_gpu.c)
-sources="$sources $src/spank/cpulist.c $src/spank/topo.c $src/spank/plan.c $src/spank/options.c"
+sources=$(ls "$src"/runtime/{core,engine,algo,select,transport,powerai}/*.c "$src"/runtime/gpu/{gpu_none,ipc_cache}.c)
+sources="$sources $src/spank/cpulist.c $src/spank/topo.c $src/spank/plan.c $src/spank/options.c $src/spank/port.c"
+grep -q '^#define DDL_HAVE_CUDA' "$build/config.h" && sources="$sources $src/tests/fuzz/no_gpu_transports.c"
 objs=()
 for f in $sources; do
     o=$out/obj/$(basename "${f%.c}").o

@@ -77,7 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < plan.ntasks; i++) {
             const ddl_task_plan_t *tp = &plan.tasks[i];
             FUZZ_ASSERT(tp->gpu == i / lanes && tp->lane == i % lanes);
-            FUZZ_ASSERT(tp->ncores == (tp->lane == 0 ? share - (lanes - 1) : 1) && tp->cores[0] == tp->core);
+            FUZZ_ASSERT(tp->ncores == (tp->lane == 0 ? share - (lanes - 1) : 1));
+            int has_first = 0;
+            for (int c = 0; c < tp->ncores; c++)
+                has_first |= tp->cores[c] == tp->core;
+            FUZZ_ASSERT(has_first);
             for (int c = 0; c < tp->ncores; c++) {
                 int allocated = 0;
                 for (int k = 0; k < ncores; k++)

@@ -1,5 +1,6 @@
-/* The strict value parsers (sizes, seconds, integers, booleans, enums) and the
- * log file name expansion: accepted values are in range, nothing overflows. */
+/* The strict value parsers (sizes, seconds, integers, booleans, enums), the log
+ * file name expansion and the /proc/<pid>/stat reader: accepted values are in
+ * range, nothing overflows. */
 #include "config.h"
 
 #include <math.h>
@@ -7,6 +8,7 @@
 #include "fuzz.h"
 #include "log.h"
 #include "parse.h"
+#include "procstat.h"
 
 DDL_FUZZ_QUIET
 
@@ -32,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char out[64];
     if (ddl_log_expand_path(s, "a-rather-long-host-name.example.org", 123456, out, sizeof(out)) == 0)
         FUZZ_ASSERT(strlen(out) < sizeof(out));
+    ddl_procstat_t st;
+    (void)ddl_procstat_parse(s, &st);
     free(s);
     return 0;
 }

@@ -19,7 +19,14 @@ fails=0
 grep -q "node: 9000 cores, 2 GPUs" <<< "$out" || { echo "FAIL: core count: $(head -1 <<< "$out")"; fails=1; }
 grep -q "local cores 4500-8999" <<< "$out" || { echo "FAIL: GPU 1's local cores: $(sed -n 3p <<< "$out")"; fails=1; }
 json=$("$top_builddir/ddl-topo" --xml "$xml" --lanes 4 --json) || { echo "FAIL: --json"; exit 1; }
-python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["cores"] == 9000 and len(d["gpus"][1]["local_cores"]) == 4500' \
-    <<< "$json" || { echo "FAIL: JSON"; fails=1; }
-[ $fails -eq 0 ] && echo "PASS: ddl-topo on a 9,000-core node (4,500 cores local to each GPU, more than the old fixed array) (text and JSON)"
+# Each GPU's share is 4,500 cores: 4,497 for the owner, one per helper, all local.
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["cores"] == 9000 and len(d["gpus"][1]["local_cores"]) == 4500
+t = d["tasks"]
+assert [len(x["cores"]) for x in t] == [4497, 1, 1, 1] * 2, [len(x["cores"]) for x in t]
+assert all(c >= 4500 for x in t[4:] for c in x["cores"])' <<< "$json" || { echo "FAIL: JSON"; fails=1; }
+grep -q "owner .* 0-4496$" <<< "$out" || { echo "FAIL: owner 0 cores in text: $(grep -m1 owner <<< "$out")"; fails=1; }
+[ $fails -eq 0 ] && echo "PASS: ddl-topo on a 9,000-core node (4,500 cores local to each GPU, more than the old fixed array; owners on 4,497) (text and JSON)"
 exit $fails

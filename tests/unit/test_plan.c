@@ -43,7 +43,10 @@ static void check_invariants(const ddl_plan_t *p, const int *cores, int ncores)
     for (int t = 0; t < p->ntasks; t++) {
         const ddl_task_plan_t *tp = &p->tasks[t];
         ck_assert_int_eq(tp->ncores, tp->role == DDL_ROLE_OWNER ? share - (p->lanes - 1) : 1);
-        ck_assert_int_eq(tp->cores[0], tp->core);
+        int has_first = 0;
+        for (int c = 0; c < tp->ncores; c++)
+            has_first |= tp->cores[c] == tp->core;
+        ck_assert_msg(has_first, "task %d: its first core %d is not in its list", t, tp->core);
         for (int c = 0; c < tp->ncores; c++) {
             int allocated = 0;
             for (int i = 0; i < ncores; i++)
