@@ -233,11 +233,16 @@ steps_end_promptly() {
 plain_step() { # NAME EXIT-CODE: a program that sleeps, records its end and exits
     echo "sh -c 'sleep 0.3; date +%s.%N > $DDL_CLUSTER_DIR/$1.end; exit $2'"
 }
-out=$(for code in 0 3; do
-          eval "$RUN -N2 --gpus-per-node=1 --ddl-lanes=2 $(plain_step "srun$code" "$code")" > /dev/null 2>&1
-          echo "STEP srun$code rc=$? want=$code end=$(date +%s.%N)"
-      done)
-steps_end_promptly "srun --ddl-lanes=2 (2 nodes, helpers daemon), plain programs" "$out"
+srun_plain_steps() { # DESCRIPTION NAME-PREFIX EXIT-CODE...: one srun per code, 2 nodes x 1 GPU x 2 lanes
+    local what=$1 prefix=$2 out
+    shift 2
+    out=$(for code in "$@"; do
+              eval "$RUN -N2 --gpus-per-node=1 --ddl-lanes=2 $(plain_step "$prefix$code" "$code")" > /dev/null 2>&1
+              echo "STEP $prefix$code rc=$? want=$code end=$(date +%s.%N)"
+          done)
+    steps_end_promptly "$what" "$out"
+}
+srun_plain_steps "srun --ddl-lanes=2 (2 nodes, helpers daemon), plain programs" srun 0 3
 {
     echo '#!/bin/bash'
     for step in "a 0" "b 5" "c 0"; do
@@ -268,11 +273,7 @@ for nodes in 1 2; do
 done
 DDL_CLUSTER_TASK=cgroup DDL_CLUSTER_HELPERS=daemon "$cluster" start 2 > /dev/null || fail "task/cgroup cluster (daemon)"
 mpi_test 2 1 2 "daemon, task/cgroup"
-out=$(for code in 0 4; do
-          eval "$RUN -N2 --gpus-per-node=1 --ddl-lanes=2 $(plain_step "cg$code" "$code")" > /dev/null 2>&1
-          echo "STEP cg$code rc=$? want=$code end=$(date +%s.%N)"
-      done)
-steps_end_promptly "task/cgroup, helpers daemon, plain programs" "$out"
+srun_plain_steps "task/cgroup, helpers daemon, plain programs" cg 0 4
 node_usable "at the end"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
 finish
