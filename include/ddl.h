@@ -12,26 +12,13 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include <ddl/status.h>
 #include <ddl/version.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum {
-    DDL_OK = 0,
-    DDL_ERR_INVALID_ARG = -1,   /* a bad argument or configuration value */
-    DDL_ERR_NO_MEMORY = -2,     /* out of memory or shared memory */
-    DDL_ERR_NOT_SUPPORTED = -3, /* not available in this build or on this layout */
-    DDL_ERR_TIMED_OUT = -4,     /* a peer did not answer within DDL_TIMEOUT */
-    DDL_ERR_PEER_FAILED = -5,   /* a peer exited or reported an error */
-    DDL_ERR_SYSTEM = -6,        /* a system call failed */
-    DDL_ERR_MPI = -7,           /* an MPI call failed */
-    DDL_ERR_MISMATCH = -8,      /* ranks called with different count, type, op or call order */
-    DDL_ERR_LAYOUT = -9,        /* the ranks do not form nodes x GPUs x lanes */
-    DDL_ERR_DEVICE = -10,       /* a CUDA or NCCL call failed */
-    DDL_ERR_INTERNAL = -11,     /* a bug in the library: please report it */
-} ddl_status_t;
 
 typedef enum {
     DDL_DTYPE_F32 = 0,
@@ -99,6 +86,14 @@ typedef struct ddl_comm ddl_comm_t;
  * (defaults 1, 0, 0, collective).  Returns DDL_ERR_INVALID_ARG on a malformed value. */
 ddl_status_t ddl_config_init(ddl_config_t *cfg);
 
+/* A PowerAI DDL option string ("-mode r:4x2 -dump_iter 100 -dbg_level 1", as
+ * in DDL_OPTIONS) into the DDL_* environment the next communicator reads:
+ * -mode sets DDL_ALGO=multiring, DDL_TOPOLOGY and DDL_EXPLORE (p: 1, r: 0),
+ * -dbg_level DDL_DEBUG.  *dump_iter (may be NULL) gets -dump_iter.  Every rank
+ * of a communicator must apply the same string (ddl-helper applies
+ * DDL_OPTIONS). */
+ddl_status_t ddl_options_apply(const char *options, long *dump_iter);
+
 /* For programs without MPI of their own (bindings, ddl-helper): MPI_Init_thread
  * unless MPI is initialised already; ddl_finalize_mpi finalises it only if
  * ddl_init_mpi initialised it. */
@@ -116,10 +111,14 @@ ddl_status_t ddl_comm_info(const ddl_comm_t *comm, ddl_comm_info_t *info);
  * Owned by the ddl comm: do not free it. */
 MPI_Comm ddl_comm_owners(const ddl_comm_t *comm);
 
+/* ddl_allreduce and ddl_malloc are declared with their names in parentheses:
+ * PowerAI DDL's header (ddl.hpp) may define macros of the same names, which
+ * pass calls with these arguments on to these functions. */
+
 /* Blocking allreduce.  Owners pass their buffers; in collective mode helpers call
  * it too with the same count, dtype and op (their buffers are ignored). */
-ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
-                           ddl_redop_t op, ddl_comm_t *comm);
+ddl_status_t(ddl_allreduce)(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
+                            ddl_comm_t *comm);
 
 /* Where the buffers of a call are. */
 typedef enum {
@@ -177,7 +176,7 @@ ddl_status_t ddl_serve(ddl_comm_t *comm);
 /* Host memory in shared memory: the node's other ranks read an owner's buffer
  * from it without a copy.  Any other host buffer works too, staged through
  * shared memory.  Local, not collective. */
-ddl_status_t ddl_malloc(ddl_comm_t *comm, size_t size, void **ptr);
+ddl_status_t(ddl_malloc)(ddl_comm_t *comm, size_t size, void **ptr);
 ddl_status_t ddl_free(ddl_comm_t *comm, void *ptr);
 
 /* Traffic between nodes, per dimension: entry 0 is the lane algorithms' ring
@@ -195,10 +194,6 @@ typedef struct {
 int ddl_comm_stats(const ddl_comm_t *comm, ddl_dim_stats_t *stats, int max);
 void ddl_comm_stats_reset(ddl_comm_t *comm);
 
-const char *ddl_status_string(ddl_status_t status);
-/* The message of this thread's last error, "" when there is none. */
-const char *ddl_last_error(void);
-
 const char *ddl_dtype_name(ddl_dtype_t dtype);
 size_t ddl_dtype_size(ddl_dtype_t dtype);
 const char *ddl_redop_name(ddl_redop_t op);
@@ -206,5 +201,9 @@ const char *ddl_redop_name(ddl_redop_t op);
 #ifdef __cplusplus
 }
 #endif
+
+/* ddl.hpp's C ddl_malloc macro sends a communicator first argument here. */
+#undef DDL_NATIVE_MALLOC
+#define DDL_NATIVE_MALLOC (ddl_malloc)
 
 #endif /* DDL_H */

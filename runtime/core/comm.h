@@ -68,7 +68,7 @@ bool ddl_comm_is_live(const ddl_comm_t *comm);
 /* The system MPI's type and op for (dtype, op) when it has them natively; 0
  * when the runtime supplies its own (8-bit integers, 16-bit floats). */
 int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop);
-ddl_status_t ddl_allreduce_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
+ddl_status_t ddl_allreduce_system_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                ddl_redop_t op, ddl_comm_t *comm);
 /* Owners pass their buffers; helpers pass NULL. */
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,

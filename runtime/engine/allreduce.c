@@ -188,7 +188,7 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
         if (st == DDL_OK && inline_data)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
         else if (st == DDL_OK)
-            st = ddl_allreduce_mpi(sendbuf, recvbuf, count, dtype, op, c);
+            st = ddl_allreduce_system_mpi(sendbuf, recvbuf, count, dtype, op, c);
         if (helpers)
             ddl_node_ring_outcome(&c->node, st);
         return st;

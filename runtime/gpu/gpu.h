@@ -41,6 +41,8 @@ static inline int ddl_gpu_kind_is_device(int query_ok, int cuda_mem_type)
 }
 /* 1 when p is device memory (always 0 without CUDA). */
 int ddl_gpu_is_device(const void *p);
+/* bytes of zeroed memory on CUDA device `device` (freed with cudaFree). */
+ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p);
 
 /* An owner describes its device buffer p for its node: the IPC handle of the
  * allocation, and the PCI bus id of its GPU. */

@@ -28,6 +28,22 @@ ddl_status_t ddl_cuda_error(cudaError_t rc, const char *what)
     return ddl_error(DDL_ERR_DEVICE, "%s failed: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
 }
 
+ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p)
+{
+    cudaError_t rc;
+    *p = NULL;
+    if ((rc = cudaSetDevice(device)) != cudaSuccess)
+        return ddl_cuda_error(rc, "cudaSetDevice");
+    if ((rc = cudaMalloc(p, bytes ? bytes : 1)) != cudaSuccess)
+        return ddl_cuda_error(rc, "cudaMalloc");
+    if ((rc = cudaMemset(*p, 0, bytes)) != cudaSuccess || (rc = cudaDeviceSynchronize()) != cudaSuccess) {
+        cudaFree(*p);
+        *p = NULL;
+        return ddl_cuda_error(rc, "cudaMemset");
+    }
+    return DDL_OK;
+}
+
 int ddl_gpu_devices(char *why, size_t len)
 {
     int n = 0;

@@ -93,3 +93,10 @@ ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, const void *own_send, void *own_re
     (void)c, (void)own_send, (void)own_recv, (void)count, (void)dtype, (void)op;
     return ddl_error(DDL_ERR_INVALID_ARG, "device buffers need libddl built with CUDA");
 }
+
+ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p)
+{
+    (void)device, (void)bytes;
+    *p = NULL;
+    return ddl_error(DDL_ERR_NOT_SUPPORTED, "device memory needs a libddl built with CUDA");
+}

@@ -1,19 +1,21 @@
-/* The PowerAI DDL compatible API (include/ddl/powerai.h) over the native one. */
+/* The PowerAI DDL compatible API (include/ddl.hpp) over the native one. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
+#include "gpu.h"
 #include "grid.h"
 #include "log.h"
 #include "parse.h"
 #include "powerai_options.h"
 
-/* The compat header without its rename: this file calls the native ddl_allreduce. */
+/* The compat header without its C macros: this file calls the native functions. */
 #define DDL_POWERAI_NO_RENAME
-#include <ddl/powerai.h>
+#include <ddl.hpp>
 
 #include "ddl_limits.h"
 
@@ -21,13 +23,30 @@ static ddl_comm_t *compat_comm;
 static long dump_iter, iter;
 
 /* The parsed options become DDL_ALGO, DDL_TOPOLOGY, DDL_EXPLORE and
- * DDL_DEBUG, read when the communicator is created. */
-static ddl_status_t apply_options(const char *options)
+ * DDL_DEBUG, read when the communicator is created (ddl.h). */
+ddl_status_t ddl_options_apply(const char *options, long *dump)
 {
+    if (!options)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_options_apply: options is NULL");
     ddl_powerai_options_t o;
     ddl_status_t st = ddl_powerai_options_parse(options, &o);
     if (st != DDL_OK)
         return st;
+    /* Each string applies alone: what an earlier one set goes back to the
+     * program's own values first (ddl_allreduce_mpi keeps one communicator
+     * per options string). */
+    static const char *const names[] = {"DDL_EXPLORE", "DDL_TOPOLOGY", "DDL_ALGO", "DDL_DEBUG"};
+    static char *own[4];
+    static int saved;
+    for (int i = 0; i < 4; i++) {
+        if (!saved && getenv(names[i]))
+            own[i] = strdup(getenv(names[i]));
+        if (saved && own[i])
+            setenv(names[i], own[i], 1);
+        else if (saved)
+            unsetenv(names[i]);
+    }
+    saved = 1;
     if (o.mode) {
         setenv("DDL_EXPLORE", o.mode == 'p' ? "1" : "0", 1);
         setenv("DDL_TOPOLOGY", o.grid, 1);
@@ -37,7 +56,8 @@ static ddl_status_t apply_options(const char *options)
         static const char *const levels[] = {"WARN", "INFO", "TRACE"};
         setenv("DDL_DEBUG", levels[o.dbg_level], 1);
     }
-    dump_iter = o.dump_iter;
+    if (dump)
+        *dump = o.dump_iter;
     return DDL_OK;
 }
 
@@ -47,7 +67,7 @@ int ddl_init(const char *options)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_init: called twice without ddl_finalize");
     if (!options)
         options = getenv("DDL_OPTIONS") ? getenv("DDL_OPTIONS") : "";
-    ddl_status_t st = apply_options(options);
+    ddl_status_t st = ddl_options_apply(options, &dump_iter);
     ddl_config_t cfg;
     if (st == DDL_OK)
         st = ddl_init_mpi();
@@ -59,14 +79,23 @@ int ddl_init(const char *options)
     return st;
 }
 
-int ddl_powerai_allreduce(void *buf, size_t count, ddl_type type, ddl_op op)
+/* Every PowerAI allreduce: in place, host or device memory (DDL_MEM_AUTO). */
+ddl_status_t ddl_powerai_allreduce_on(ddl_comm_t *c, void *buf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    if (count > (size_t)INT64_MAX)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %zu is too large", count);
+    return ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, dtype, op, c);
+}
+
+int ddl_powerai_allreduce(void *buf, size_t count, DDL_Type type, DDL_Op op)
 {
     if (!compat_comm)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: call ddl_init first");
-    if ((type != DDL_TYPE_FLOAT && type != DDL_TYPE_HALF) || op != DDL_OP_SUM)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: type %d, op %d: DDL_TYPE_FLOAT or DDL_TYPE_HALF with "
-                         "DDL_OP_SUM", (int)type, (int)op);
-    ddl_status_t st = ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, (ddl_dtype_t)type, DDL_REDOP_SUM, compat_comm);
+    if ((type != DDL_TYPE_FLOAT && type != DDL_TYPE_HALF) ||
+        (op != DDL_OP_SUM && op != DDL_OP_PROD && op != DDL_OP_MIN && op != DDL_OP_MAX))
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: type %d, op %d: give DDL_TYPE_FLOAT or DDL_TYPE_HALF "
+                         "with DDL_OP_SUM, DDL_OP_PROD, DDL_OP_MIN or DDL_OP_MAX", (int)type, (int)op);
+    ddl_status_t st = ddl_powerai_allreduce_on(compat_comm, buf, count, (ddl_dtype_t)type, (ddl_redop_t)op);
     if (st == DDL_OK && dump_iter > 0 && ++iter % dump_iter == 0 && compat_comm->info.rank == 0) {
         ddl_dim_stats_t dims[DDL_GRID_MAX_DIMS];
         int nd = ddl_comm_stats(compat_comm, dims, DDL_GRID_MAX_DIMS);
@@ -77,25 +106,85 @@ int ddl_powerai_allreduce(void *buf, size_t count, ddl_type type, ddl_op op)
     return st;
 }
 
+int ddl_powerai_allreduce_float(void *buf, size_t count)
+{
+    return ddl_powerai_allreduce(buf, count, DDL_TYPE_FLOAT, DDL_OP_SUM);
+}
+
+int ddl_powerai_malloc(void **ptr, int align, size_t bytes)
+{
+    if (!ptr || align <= 0)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_malloc: ptr %s, align %d: give a pointer and a positive alignment",
+                         ptr ? "set" : "NULL", align);
+    *ptr = NULL;
+    size_t a = (size_t)align, padded = (bytes + a - 1) / a * a;
+    if (padded < bytes || padded > INT_MAX)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_malloc: %zu bytes padded to %d do not fit the int it returns",
+                         bytes, align);
+    /* The process's GPU: the communicator's after ddl_init, else DDL_GPU. */
+    char why[256];
+    const char *env = getenv("DDL_GPU");
+    int device = compat_comm ? compat_comm->info.gpu : env && *env ? atoi(env) : 0;
+    if (ddl_gpu_devices(why, sizeof(why)) > 0) {
+        ddl_status_t st = ddl_gpu_alloc_zeroed(device, padded, ptr);
+        return st == DDL_OK ? (int)padded : st;
+    }
+    /* Host memory: aligned to at least a cache line, for the reduction kernels. */
+    if (posix_memalign(ptr, a < 64 ? 64 : a, padded ? padded : 1) != 0) {
+        *ptr = NULL;
+        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: cannot allocate %zu bytes", padded);
+    }
+    memset(*ptr, 0, padded);
+    return (int)padded;
+}
+
 int ddl_finalize(void)
 {
+    ddl_status_t st = ddl_powerai_mpi_release();
     if (!compat_comm)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_finalize: ddl_init was not called");
-    ddl_status_t st = ddl_comm_destroy(compat_comm);
+        return st != DDL_OK ? st : ddl_error(DDL_ERR_INVALID_ARG, "ddl_finalize: ddl_init was not called");
+    ddl_status_t cst = ddl_comm_destroy(compat_comm);
     compat_comm = NULL;
     ddl_finalize_mpi();
-    return st;
+    return cst != DDL_OK ? cst : st;
 }
 
-static int query(int *out, int value)
+/* One rank per GPU: the owners' numbering.  Before ddl_init, MPI's world (and
+ * the launcher's node-local numbers). */
+static int query(int *out, int which)
 {
-    if (!compat_comm || !out)
-        return ddl_error(DDL_ERR_INVALID_ARG, "DDL query: call ddl_init first, with a non-NULL pointer");
-    *out = value;
-    return DDL_OK;
+    if (!out)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL query: the result pointer is NULL");
+    if (compat_comm) {
+        const ddl_comm_info_t *in = &compat_comm->info;
+        int v[4] = {in->owner_rank, in->owner_size, in->gpu, in->gpus_per_node};
+        *out = v[which];
+        return DDL_OK;
+    }
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (!up || down)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL query: call ddl_init (or MPI_Init) first");
+    if (which == 0)
+        return MPI_Comm_rank(MPI_COMM_WORLD, out) == MPI_SUCCESS ? DDL_OK : DDL_ERR_MPI;
+    if (which == 1)
+        return MPI_Comm_size(MPI_COMM_WORLD, out) == MPI_SUCCESS ? DDL_OK : DDL_ERR_MPI;
+    static const char *const local[2][3] = {{"OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK", "SLURM_LOCALID"},
+                                            {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}};
+    for (int i = 0; i < 3; i++) {
+        const char *s = getenv(local[which - 2][i]);
+        long v;
+        if (s && ddl_parse_long(s, 0, INT_MAX, &v) == 0) {
+            *out = (int)v;
+            return DDL_OK;
+        }
+    }
+    return ddl_error(DDL_ERR_INVALID_ARG, "DDL query: the launcher did not say the node-local %s; call ddl_init first",
+                     which == 2 ? "rank" : "size");
 }
 
-int ddl_rank(int *rank) { return query(rank, compat_comm ? compat_comm->info.rank : 0); }
-int ddl_size(int *size) { return query(size, compat_comm ? compat_comm->info.size : 0); }
-int ddl_local_rank(int *rank) { return query(rank, compat_comm ? compat_comm->info.local_rank : 0); }
-int ddl_local_size(int *size) { return query(size, compat_comm ? compat_comm->info.local_size : 0); }
+int ddl_rank(int *rank) { return query(rank, 0); }
+int ddl_size(int *size) { return query(size, 1); }
+int ddl_local_rank(int *rank) { return query(rank, 2); }
+int ddl_local_size(int *size) { return query(size, 3); }

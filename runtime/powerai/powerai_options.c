@@ -27,7 +27,16 @@ ddl_status_t ddl_powerai_options_parse(const char *options, ddl_powerai_options_
         if (strcmp(tok, "-mode") == 0) {
             char *colon = strchr(val, ':');
             ddl_grid_t g;
-            if (!colon || colon == val || ddl_grid_parse(colon + 1, &g) != DDL_OK)
+            /* A one-dimensional grid is one node: "4" is "4x1". */
+            char grid[sizeof(o->grid)] = "";
+            size_t glen = colon ? strlen(colon + 1) : 0;
+            int fits = colon && glen + 3 <= sizeof(grid);
+            if (fits) {
+                memcpy(grid, colon + 1, glen + 1);
+                if (!strchr(grid, 'x'))
+                    strcat(grid, "x1");
+            }
+            if (!fits || colon == val || ddl_grid_parse(grid, &g) != DDL_OK)
                 return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -mode %s is not MODE:GRID such as r:4x16", val);
             /* r: rings per dimension; p: times ring and recursive doubling per
              * dimension on the first calls and keeps the faster. */
@@ -35,7 +44,7 @@ ddl_status_t ddl_powerai_options_parse(const char *options, ddl_powerai_options_
                 return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -mode %s: mode '%.*s' is not r (rings) or p "
                                  "(explore per dimension)", val, (int)(colon - val), val);
             o->mode = val[0];
-            snprintf(o->grid, sizeof(o->grid), "%s", colon + 1); /* ddl_grid_parse took it: it fits */
+            memcpy(o->grid, grid, sizeof(grid));
         } else if (strcmp(tok, "-dump_iter") == 0) {
             if (ddl_parse_long(val, 0, 1L << 40, &v) != 0)
                 return ddl_error(DDL_ERR_INVALID_ARG, "DDL options: -dump_iter %s is not a count", val);

@@ -13,7 +13,14 @@ typedef struct {
     int dbg_level;   /* 0-2, -1 when not given */
 } ddl_powerai_options_t;
 
-/* DDL_ERR_INVALID_ARG with a message naming the bad option; never truncates. */
+/* DDL_ERR_INVALID_ARG with a message naming the bad option; never truncates.
+ * A one-dimensional grid ("r:4") is one node: its grid becomes "4x1". */
 ddl_status_t ddl_powerai_options_parse(const char *options, ddl_powerai_options_t *o);
+
+/* The rest of the PowerAI layer (powerai.c, powerai_mpi.c). */
+/* In place, host or device memory. */
+ddl_status_t ddl_powerai_allreduce_on(struct ddl_comm *c, void *buf, size_t count, ddl_dtype_t dtype, ddl_redop_t op);
+/* Destroy the communicators ddl_allreduce_mpi made (collective). */
+ddl_status_t ddl_powerai_mpi_release(void);
 
 #endif

@@ -102,7 +102,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     ddl_config_t cfg;
     ddl_comm_t *comm = NULL;
-    ddl_status_t st = ddl_config_init(&cfg);
+    /* A PowerAI DDL program's owners apply DDL_OPTIONS in ddl_init: so do its helpers. */
+    const char *options = getenv("DDL_OPTIONS");
+    ddl_status_t st = options ? ddl_options_apply(options, NULL) : DDL_OK;
+    if (st == DDL_OK)
+        st = ddl_config_init(&cfg);
     cfg.helper_mode = DDL_HELPERS_SERVE;
     if (st == DDL_OK)
         st = ddl_comm_create(MPI_COMM_WORLD, &cfg, &comm);

@@ -37,5 +37,12 @@ $(echo "$extra" | tr ':' ' ')"
         echo "$out" | tail -20
     fi
 done <<< "$layouts"
+# PowerAI DDL's API on device memory (ddl_malloc, 2- and 4-argument ddl_allreduce).
+for ranks in 1 2; do
+    out=$(env DDL_NODE_SIZE=1 DDL_TIMEOUT=60 timeout 300 $MPIRUN -n "$ranks" "$top_builddir/tests/gpu/ddl-test-powerai-gpu" \
+          < /dev/null 2>&1)
+    grep -q "^PowerAI GPU: $ranks ranks, 0 failures" <<< "$out" && pass "PowerAI DDL API on device memory, $ranks rank(s)" ||
+        { fail "PowerAI DDL API on device memory, $ranks rank(s)"; echo "$out" | tail -10; }
+done
 [ "$(shm_segments)" = "$before" ] || fail "shared-memory segments left: $(shm_segments)"
 finish

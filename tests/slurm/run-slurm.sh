@@ -212,6 +212,18 @@ if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 G
 else
     fail "ddl-bench across 2 nodes"; echo "$out" | tail -10
 fi
+# A PowerAI DDL program started by ddlrun inside an allocation: srun
+# --ddl-lanes=2, helpers running ddl-helper with the same DDL_OPTIONS.
+powerai=$DDL_CLUSTER_DIR/powerai_c
+if mpicc "$top_srcdir/tests/powerai/powerai_c.c" -I"$top_srcdir/include" -I"$top_builddir/include" \
+        -L"$top_builddir/.libs" -Wl,-rpath,"$top_builddir/.libs" -lddl -lm -o "$powerai" 2> "$powerai.log"; then
+    out=$(DDL_TIMEOUT=60 timeout 180 salloc -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddlrun" "$powerai" 2>&1)
+    grep -q "^PowerAI C: 2 ranks, 0 failures" <<< "$out" && grep -q "ddlrun: DDL_OPTIONS='-mode r:1x2' srun -N 2" <<< "$out" &&
+        pass "ddlrun in a 2-node salloc --ddl-lanes=2: a PowerAI DDL program, 2 GPUs x 2 lanes" ||
+        { fail "ddlrun in an allocation"; echo "$out" | tail -10; }
+else
+    fail "building the PowerAI C program"; tail -5 "$powerai.log"
+fi
 # Plain programs (no DDL) under --ddl-lanes: the helpers follow their owner, so
 # each step ends within 1 s of its program, with the program's exit code.
 # steps_end_promptly DESCRIPTION OUTPUT: OUTPUT has "STEP name rc=R want=W

@@ -118,6 +118,11 @@ START_TEST(test_powerai_options)
     ck_assert_int_eq(ddl_powerai_options_parse("-mode zzz:4x2", &o), DDL_ERR_INVALID_ARG);
     ck_assert_msg(strstr(ddl_last_error(), "mode 'zzz'"), "%s", ddl_last_error());
     ck_assert_int_eq(ddl_powerai_options_parse("-mode pp:4x2", &o), DDL_ERR_INVALID_ARG);
+    /* A one-dimensional grid is one node. */
+    ck_assert_int_eq(ddl_powerai_options_parse("-mode r:4", &o), DDL_OK);
+    ck_assert_str_eq(o.grid, "4x1");
+    ck_assert_int_eq(ddl_powerai_options_parse("-mode r:", &o), DDL_ERR_INVALID_ARG);
+    ck_assert_int_eq(ddl_powerai_options_parse("-mode r:0", &o), DDL_ERR_INVALID_ARG);
     /* Long strings are refused, never cut: the option after 511 characters counts. */
     char longer[1200];
     snprintf(longer, sizeof(longer), "-dbg_level 1%*s-mode zzz:4x2", 600, "");
