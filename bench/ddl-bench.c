@@ -15,6 +15,7 @@
 #include "half.h"
 #include "parse.h"
 #include "refdata.h"
+#include "tool.h"
 
 typedef enum { MODE_BOTH, MODE_DDL, MODE_MPI } mode_t_;
 
@@ -44,17 +45,18 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ddl-bench [options]   (run under mpirun or srun, one process per lane)\n"
-            "  -b BYTES   smallest size (default 8; K, M, G suffixes)\n"
-            "  -e BYTES   largest size (default 64M)\n"
-            "  -f FACTOR  size multiplier between steps (default 2)\n"
-            "  -n ITERS   timed iterations per size (default 20)\n"
-            "  -w ITERS   warm-up iterations per size (default 5)\n"
-            "  -c 0|1     check results against an independent reference (default 1)\n"
-            "  -d TYPE    float, double, half, bfloat16, int8, uint8, int32, uint32, int64, uint64\n"
-            "  -o OP      sum, prod, min, max, avg (default sum)\n"
-            "  -m MODE    both (default), ddl or mpi\n"
-            "  -a KIND    owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
-            "  -J FILE    also write the results as JSON\n"
+            "  -b, --minbytes BYTES      smallest size (default 8; K, M, G suffixes)\n"
+            "  -e, --maxbytes BYTES      largest size (default 64M)\n"
+            "  -f, --stepfactor FACTOR   size multiplier between steps (default 2)\n"
+            "  -n, --iters ITERS         timed iterations per size (default 20)\n"
+            "  -w, --warmup_iters ITERS  warm-up iterations per size (default 5)\n"
+            "  -c, --check 0|1           check results against an independent reference (default 1)\n"
+            "  -d, --datatype TYPE       float, double, half, bfloat16, int8, uint8, int32, uint32, int64, uint64\n"
+            "  -o, --op OP               sum, prod, min, max, avg (default sum)\n"
+            "  -m MODE                   both (default), ddl or mpi\n"
+            "  -a KIND                   owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
+            "  -J FILE                   also write the results as JSON\n"
+            "  -h, --help; --version\n"
             "Layout from DDL_LANES, DDL_GPUS_PER_NODE, DDL_NODE_SIZE, DDL_HELPERS (see ddl-info).\n");
 }
 
@@ -63,7 +65,14 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     *o = (opts_t){8, 64u << 20, 2, 20, 5, 1, 1, MODE_BOTH, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL};
     int c, idx;
     long v;
-    while ((c = getopt(argc, argv, "b:e:f:n:w:c:d:o:m:a:J:h")) != -1) {
+    /* nccl-tests' long names. */
+    static const struct option longopts[] = {
+        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
+        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
+        {"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
+        {"datatype", required_argument, 0, 'd'}, {"op", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:d:o:m:a:J:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'b': bad = ddl_parse_size(optarg, &o->min_bytes); break;
@@ -88,6 +97,11 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             usage(stderr);
             return -1;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ddl-bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return -1;
     }
     if (o->min_bytes > o->max_bytes || o->min_bytes == 0) {
         fprintf(stderr, "ddl-bench: -b %zu and -e %zu: need 0 < min <= max\n", o->min_bytes, o->max_bytes);
@@ -394,13 +408,14 @@ static void write_json(const char *path, const bench_t *b, const opts_t *o, cons
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* Options first: --help, --version and mistakes answer at once, without MPI. */
+    if (ddl_tool_info(argc, argv, "ddl-bench", usage))
+        return 0;
     opts_t o;
     int rc = parse_opts(argc, argv, &o);
-    if (rc != 0) {
-        MPI_Finalize();
+    if (rc != 0)
         return rc > 0 ? 0 : 2;
-    }
+    MPI_Init(&argc, &argv);
     bench_t b = {0};
     ddl_config_t cfg;
     ddl_status_t st = ddl_config_init(&cfg);

@@ -19,6 +19,8 @@
 
 #include "bench_stats.h"
 #include "ddl.h"
+#include "parse.h"
+#include "tool.h"
 
 #define MAX_BYTES ((size_t)256 << 20)
 
@@ -91,11 +93,29 @@ static int run_mpi(bench_t *b, size_t bytes)
     return rc != MPI_SUCCESS;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ddl-gpu-bench [ITERS [MAX_BYTES]]   (under mpirun or srun, one process per lane)\n"
+               "Time ddl_allreduce on device buffers against a device copy and the system MPI, f32 sum,\n"
+               "median of ITERS calls (default 20) per size up to MAX_BYTES (default 256M; K, M, G).\n"
+               "  -h, --help; --version\n");
+}
+
 int main(int argc, char **argv)
 {
+    /* Arguments first: --help, --version and mistakes answer at once, without MPI. */
+    if (ddl_tool_info(argc, argv, "ddl-gpu-bench", usage))
+        return 0;
+    long iters = 20;
+    size_t max_bytes = MAX_BYTES;
+    if (argc > 3 || (argc > 1 && ddl_parse_long(argv[1], 1, 1 << 24, &iters) != 0) ||
+        (argc > 2 && ddl_parse_size(argv[2], &max_bytes) != 0)) {
+        fprintf(stderr, "ddl-gpu-bench: bad arguments\n");
+        usage(stderr);
+        return 2;
+    }
     MPI_Init(&argc, &argv);
-    bench_t b = {.iters = argc > 1 ? atoi(argv[1]) : 20};
-    size_t max_bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : MAX_BYTES;
+    bench_t b = {.iters = (int)iters};
     cuda_aware = getenv("DDL_BENCH_CUDA_AWARE_MPI") && atoi(getenv("DDL_BENCH_CUDA_AWARE_MPI"));
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {

@@ -194,6 +194,10 @@ typedef struct {
 int ddl_comm_stats(const ddl_comm_t *comm, ddl_dim_stats_t *stats, int max);
 void ddl_comm_stats_reset(ddl_comm_t *comm);
 
+/* The library's version ("0.1.0"): DDL_VERSION_STRING of the libddl that runs,
+ * which may differ from the headers a program was built with. */
+const char *ddl_version(void);
+
 const char *ddl_dtype_name(ddl_dtype_t dtype);
 size_t ddl_dtype_size(ddl_dtype_t dtype);
 const char *ddl_redop_name(ddl_redop_t op);

@@ -1,6 +1,6 @@
 # DDL_CHECK_MPI: Open MPI (or any MPI with a pkg-config file or mpicc --showme).
 AC_DEFUN([DDL_CHECK_MPI], [
-  PKG_CHECK_MODULES([MPI], [ompi-c], [ddl_mpi_found=yes], [
+  PKG_CHECK_MODULES([MPI], [ompi-c], [ddl_mpi_found=yes; DDL_PC_MPI=ompi-c], [
     AC_PATH_PROG([MPICC], [mpicc])
     AS_IF([test -n "$MPICC"], [
       MPI_CFLAGS=`$MPICC --showme:compile 2>/dev/null`
@@ -16,6 +16,14 @@ AC_DEFUN([DDL_CHECK_MPI], [
   CFLAGS=$ddl_save_CFLAGS; LIBS=$ddl_save_LIBS
   AC_PATH_PROG([MPIRUN], [mpirun], [mpirun])
   MPI_SUMMARY="yes ($MPI_LIBS)"
+  # ddl.pc: MPI by its pkg-config module when there is one (Debian's generic
+  # mpi-c first, which follows the system's MPI alternative), else the flags.
+  PKG_CHECK_EXISTS([mpi-c], [DDL_PC_MPI=mpi-c])
+  AS_IF([test -n "$DDL_PC_MPI"], [DDL_PC_MPI_CFLAGS=; DDL_PC_MPI_LIBS=],
+        [DDL_PC_MPI_CFLAGS=$MPI_CFLAGS; DDL_PC_MPI_LIBS=$MPI_LIBS])
+  AC_SUBST([DDL_PC_MPI])
+  AC_SUBST([DDL_PC_MPI_CFLAGS])
+  AC_SUBST([DDL_PC_MPI_LIBS])
   AC_SUBST([MPI_CFLAGS])
   AC_SUBST([MPI_LIBS])
 ])

@@ -76,6 +76,10 @@ int main(int argc, char **argv)
     /* Under the plugin (DDL_ROLE set) the helper runs in place of the application
      * and gets the application's arguments: they are not ours to read. */
     if (argc > 1 && !getenv("DDL_ROLE")) {
+        if (strcmp(argv[1], "--version") == 0) {
+            printf("ddl-helper (DDL lanes) %s\n", ddl_version());
+            return 0;
+        }
         int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
         fprintf(help ? stdout : stderr,
                 "usage: ddl-helper\n"

@@ -10,19 +10,22 @@
 #include "ddl.h"
 #include "gpu.h"
 #include "params.h"
+#include "tool.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ddl-info [-h]\n"
+    fprintf(f, "usage: ddl-info [-h|--help] [--version]\n"
                "Print DDL lanes' version, build options, configuration variables and algorithms.\n");
 }
 
 int main(int argc, char **argv)
 {
+    if (ddl_tool_info(argc, argv, "ddl-info", usage))
+        return 0;
     if (argc > 1) {
-        int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
-        usage(help ? stdout : stderr);
-        return help ? 0 : 2;
+        fprintf(stderr, "ddl-info: unexpected argument '%s'\n", argv[1]);
+        usage(stderr);
+        return 2;
     }
     printf("DDL lanes %s\n\n", DDL_VERSION_STRING);
     printf("Build:\n");

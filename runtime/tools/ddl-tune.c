@@ -20,6 +20,7 @@
 #include "inter.h"
 #include "parse.h"
 #include "reduce.h"
+#include "tool.h"
 
 #define MAX_SIZES 40
 
@@ -123,7 +124,8 @@ static double measure_gamma(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ddl-tune [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-o FILE]\n"
+    fprintf(f, "usage: ddl-tune [-b|--minbytes MIN] [-e|--maxbytes MAX] [-f|--stepfactor FACTOR] [-n|--iters ITERS]\n"
+               "                [-o|--output FILE] [-h|--help] [--version]\n"
                "Time mpi, lane/ring, lane/rd, lane/rab and (with DDL_TOPOLOGY) multiring (f32 sum, shared\n"
                "buffers) from MIN to MAX bytes\n"
                "(default 1K to 64M, factor 4, 10 iterations), chunks of 256K to 4M for the lane\n"
@@ -161,9 +163,15 @@ int main(int argc, char **argv)
     long factor = 4, iters = 10;
     const char *path = "ddl-tuning.conf";
     int opt;
-    MPI_Init(&argc, &argv);
+    /* Options first: --help, --version and mistakes answer at once, without MPI. */
+    if (ddl_tool_info(argc, argv, "ddl-tune", usage))
+        return 0;
     list_candidates();
-    while ((opt = getopt(argc, argv, "b:e:f:n:o:h")) != -1) {
+    static const struct option longopts[] = {
+        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
+        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((opt = getopt_long(argc, argv, "b:e:f:n:o:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (opt) {
         case 'b': bad = ddl_parse_size(optarg, &min) || min < 4; break;
@@ -171,15 +179,20 @@ int main(int argc, char **argv)
         case 'f': bad = ddl_parse_long(optarg, 2, 64, &factor); break;
         case 'n': bad = ddl_parse_long(optarg, 1, 100000, &iters); break;
         case 'o': path = optarg; break;
-        case 'h': usage(stdout); MPI_Finalize(); return 0;
-        default: usage(stderr); MPI_Finalize(); return 2;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
         }
         if (bad) {
             fprintf(stderr, "ddl-tune: invalid value '%s' for -%c\n", optarg, opt);
-            MPI_Finalize();
             return 2;
         }
     }
+    if (optind < argc) {
+        fprintf(stderr, "ddl-tune: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
     /* Measure the algorithms themselves, not an earlier tuning file. */
     setenv("DDL_TUNING_FILE", "none", 1);
     ddl_config_t cfg;

@@ -17,7 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: ddl-topo [--xml FILE] [--gpus LIST] [--cores LIST] [--lanes N] [--tasks N] [--json]\n"
+            "usage: ddl-topo [--xml FILE] [--gpus LIST] [--cores LIST] [--lanes N] [--tasks N] [--json] [--version]\n"
             "Print the node's cores and GPUs and the plan spank_ddl makes for --ddl-lanes=N.\n"
             "  --xml FILE    an hwloc XML description of the node (default: this machine)\n"
             "  --gpus LIST   the step's GPUs as node-wide ids, bus-id order (default: all GPUs found)\n"
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
         {"xml", required_argument, 0, 'x'},   {"gpus", required_argument, 0, 'g'},
         {"cores", required_argument, 0, 'c'}, {"lanes", required_argument, 0, 'l'},
         {"tasks", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},        {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     const char *xml = NULL, *gpu_list = NULL, *core_list = NULL;
     int lanes = 1, tasks = -1, json = 0, opt;
     long v;
@@ -120,6 +120,7 @@ int main(int argc, char **argv)
             break;
         case 'j': json = 1; break;
         case 'h': usage(stdout); return 0;
+        case 'V': printf("ddl-topo (DDL lanes) %s\n", PACKAGE_VERSION); return 0;
         default: usage(stderr); return 2;
         }
     }

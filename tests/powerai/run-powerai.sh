@@ -34,6 +34,20 @@ build cpp mpicxx powerai_cpp.cpp
 build mpi mpicxx powerai_mpi.cpp
 build both mpicc both_c.c -std=c11
 build horovod g++ horovod_ddl.cc -std=c++14
+# A plain C program builds with nothing but pkg-config's flags (MPI included).
+cat > "$tmp/plain.c" <<'C'
+#include <ddl.h>
+int main(int argc, char **argv) { MPI_Init(&argc, &argv); int ok = ddl_version()[0] != 0; MPI_Finalize(); return !ok; }
+C
+# The installed ddl.pc with its prefix moved under DESTDIR (MPI's own .pc stays).
+mkdir -p "$tmp/pc" && sed "s|^prefix=.*|prefix=$tmp/root$prefix|" "$lib/pkgconfig/ddl.pc" > "$tmp/pc/ddl.pc"
+flags=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --cflags --libs ddl 2>&1)
+if gcc "$tmp/plain.c" $flags -o "$tmp/plain" > "$tmp/plain.log" 2>&1 && LD_LIBRARY_PATH=$lib "$tmp/plain"; then
+    pass "gcc x.c \$(pkg-config --cflags --libs ddl) builds and runs"
+else
+    fail "pkg-config: gcc x.c $flags"; head -5 "$tmp/plain.log"
+fi
+[ -z "$(find "$tmp/root" -name '*.la')" ] && pass "no libtool archive installed" || fail "installed: $(find "$tmp/root" -name '*.la')"
 run() { # NAME RANKS TEXT [ENV...]: mpirun the program, expect "TEXT: RANKS ranks, 0 failures"
     local name=$1 np=$2 text=$3 out
     shift 3
