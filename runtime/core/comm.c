@@ -488,6 +488,8 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     MPI_Comm_rank(c->world, &c->info.rank);
     MPI_Comm_size(c->world, &c->info.size);
     ddl_log_init(c->info.rank);
+    if (c->info.rank == 0)
+        ddl_log_version(); /* once per job, as NCCL_DEBUG=VERSION */
     ddl_params_log_env();
 
     st = ddl_settings_load(&c->set);

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ddl.h"
 #include "log.h"
 #include "params.h"
 #include "parse.h"
@@ -18,6 +21,7 @@ static bool log_ready;
 static int log_rank = -1;
 static char log_host[64];
 static _Thread_local char last_error[512];
+static bool log_timestamps, log_version_once;
 
 static const char *const level_names[] = {"NONE", "WARN", "INFO", "TRACE", NULL};
 static const struct {
@@ -77,11 +81,16 @@ void ddl_log_init(int rank)
     gethostname(log_host, sizeof(log_host) - 1);
     log_file = stderr;
     const char *level = ddl_param_string("DDL_DEBUG");
-    int idx;
-    if (ddl_parse_enum(level, level_names, &idx) == 0)
+    int idx, version = strcasecmp(level, "VERSION") == 0, stamp = 0;
+    if (version)
+        log_level = DDL_LOG_WARN;
+    else if (ddl_parse_enum(level, level_names, &idx) == 0)
         log_level = (ddl_log_level_t)idx;
     else
-        fprintf(stderr, "ddl: DDL_DEBUG=%s is not one of NONE, WARN, INFO, TRACE; using WARN\n", level);
+        fprintf(stderr, "ddl: DDL_DEBUG=%s is not one of NONE, VERSION, WARN, INFO, TRACE; using WARN\n", level);
+    if (ddl_parse_bool(ddl_param_string("DDL_DEBUG_TIMESTAMP"), &stamp) == 0)
+        log_timestamps = stamp;
+    log_version_once = version || log_level >= DDL_LOG_INFO;
     log_subsys = parse_subsys(ddl_param_string("DDL_DEBUG_SUBSYS"));
     const char *path = ddl_param_string("DDL_DEBUG_FILE");
     if (path[0]) {
@@ -109,13 +118,40 @@ bool ddl_log_enabled(ddl_log_level_t level, unsigned subsys)
     return level <= log_level && (subsys & log_subsys) != 0;
 }
 
+/* One line: [time] host:pid:rank DDL LEVEL message. */
+static void log_line(const char *level_name, const char *msg)
+{
+    char stamp[40] = "";
+    if (log_timestamps) {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        size_t n = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(stamp + n, sizeof(stamp) - n, ".%03ldZ ", ts.tv_nsec / 1000000);
+    }
+    /* One fprintf per line so lines of concurrent ranks do not interleave. */
+    fprintf(log_file ? log_file : stderr, "%s%s:%d:%d DDL %s %s\n", stamp, log_host, (int)getpid(), log_rank,
+            level_name, msg);
+}
+
 static void log_vprint(ddl_log_level_t level, const char *fmt, va_list ap)
 {
     char msg[1024];
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    /* One fprintf per line so lines of concurrent ranks do not interleave. */
-    fprintf(log_file ? log_file : stderr, "%s:%d:%d DDL %s %s\n", log_host, (int)getpid(), log_rank,
-            level_names[level], msg);
+    log_line(level_names[level], msg);
+}
+
+/* DDL_DEBUG=VERSION (and INFO, TRACE): the library's version, once per process,
+ * when the first communicator knows this rank. */
+void ddl_log_version(void)
+{
+    if (!log_ready)
+        ddl_log_init(log_rank);
+    if (!log_version_once)
+        return;
+    log_version_once = false;
+    log_line("VERSION", "DDL lanes " DDL_VERSION_STRING);
 }
 
 void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)

@@ -23,6 +23,8 @@ typedef enum {
 int ddl_log_expand_path(const char *path, const char *host, int pid, char *out, size_t len);
 /* Reads DDL_DEBUG* once; later calls only update the rank shown in the prefix. */
 void ddl_log_init(int rank);
+/* The version line of DDL_DEBUG=VERSION, INFO and TRACE: once per process. */
+void ddl_log_version(void);
 bool ddl_log_enabled(ddl_log_level_t level, unsigned subsys);
 void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

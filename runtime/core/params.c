@@ -18,7 +18,7 @@
 #include "ddl_limits.h"
 
 static const char *const helper_modes[] = {"collective", "serve", NULL};
-static const char *const debug_levels[] = {"NONE", "WARN", "INFO", "TRACE", NULL};
+static const char *const debug_levels[] = {"NONE", "WARN", "INFO", "TRACE", "VERSION", NULL};
 
 static ddl_status_t load_tuning(ddl_settings_t *s, const char *path);
 static ddl_status_t load_topology(ddl_settings_t *s, const char *topo);
@@ -88,7 +88,10 @@ static const ddl_param_t params[] = {
      "size bands and their algorithms as ddl-tune wrote them; unset: " DDL_TUNING_DEFAULT " when it exists, "
      "else the defaults above; none: no file"},
     {"DDL_DEBUG", DDL_PARAM_ENUM, "WARN", debug_levels, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
-     "log level: NONE, WARN, INFO (lane map and algorithm choices) or TRACE"},
+     "log level: NONE, WARN, INFO (lane map and algorithm choices) or TRACE; VERSION: WARN, and the "
+     "library's version once (INFO and TRACE print it too)"},
+    {"DDL_DEBUG_TIMESTAMP", DDL_PARAM_BOOL, "0", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
+     "1: start every log line with the wall-clock time (UTC, milliseconds)"},
     {"DDL_DEBUG_SUBSYS", DDL_PARAM_STRING, "ALL", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "subsystems to log, comma-separated from INIT, COLL, SHM, NET, ENV, ALL; ^ inverts"},
     {"DDL_DEBUG_FILE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,

@@ -24,5 +24,15 @@ if timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -d complex > /dev/null 2>&1
 else
     pass "bad option rejected"
 fi
+# DDL_DEBUG=VERSION: the version once per job (2 ranks, one line), with
+# DDL_DEBUG_TIMESTAMP's UTC time in front.
+version=$(sed -n 's/^#define DDL_VERSION_STRING "\(.*\)"/\1/p' "$top_builddir/include/ddl/version.h")
+out=$(DDL_DEBUG=VERSION DDL_DEBUG_TIMESTAMP=1 timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -b 8 -e 8 -n 1 -w 0 2>&1)
+lines=$(grep -c ' DDL VERSION ' <<< "$out")
+if [ "$lines" -eq 1 ] && grep -qE "^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z .* DDL VERSION DDL lanes $version$" <<< "$out"; then
+    pass "DDL_DEBUG=VERSION prints the version once, timestamped"
+else
+    fail "DDL_DEBUG=VERSION: $lines version lines"; grep DDL <<< "$out" | head -5
+fi
 rm -rf "$dir"
 finish
