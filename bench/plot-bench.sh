@@ -2,13 +2,18 @@
 # Turn ddl-bench -J output into a PNG: bus bandwidth against message size for
 # ddl and the system MPI_Allreduce, with the link limit as a horizontal line.
 #
-#   bench/plot-bench.sh RESULT.json OUT.png [LINK_LIMIT_GBPS] [TITLE]
+#   ddl-plot RESULT.json OUT.png [LINK_LIMIT_GBPS] [TITLE]   (installed; bench/plot-bench.sh here)
 #
 # Several JSON files may be joined with commas (e.g. a ddl run and a separate
 # -m mpi run): ddl curves come from files that have ddl times, MPI from those
 # that have MPI times.
 set -euo pipefail
-[ $# -ge 2 ] || { echo "usage: $0 RESULT.json[,MORE.json] OUT.png [LINK_LIMIT_GBPS] [TITLE]" >&2; exit 2; }
+usage() { echo "usage: ddl-plot RESULT.json[,MORE.json] OUT.png [LINK_LIMIT_GBPS] [TITLE]   (needs gnuplot)"; }
+case ${1:-} in
+    -h | --help) usage; exit 0 ;;
+    --version) echo "ddl-plot (DDL lanes) %VERSION%"; exit 0 ;; # filled in when installed as ddl-plot
+esac
+[ $# -ge 2 ] || { usage >&2; exit 2; }
 inputs=$1 out=$2 limit=${3:-} title=${4:-ddl-bench}
 dat=$(mktemp -d)
 trap 'rm -rf "$dat"' EXIT

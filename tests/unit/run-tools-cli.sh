@@ -5,7 +5,7 @@ set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 version=$(sed -n 's/^#define DDL_VERSION_STRING "\(.*\)"/\1/p' "$top_builddir/include/ddl/version.h")
 fails=0 checked=0
-for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-gpu-bench; do
+for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-gpu-bench; do
     bin=$top_builddir/$tool
     [ -x "$bin" ] || { [ "$tool" = ddl-gpu-bench ] && continue; echo "FAIL: $tool was not built"; fails=1; continue; }
     out=$(timeout 5 "$bin" --version 2>&1)
