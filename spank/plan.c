@@ -14,6 +14,9 @@ const char *ddl_nearness_name(ddl_nearness_t near)
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+/* The OS PU to bind for a core id, -1 when the topology lacks the core. */
+static int core_pu(const ddl_topo_t *topo, int core) { return core < topo->ncores ? topo->core_pu[core] : -1; }
+
 static ddl_nearness_t nearness(const ddl_topo_t *topo, int gpu_id, int core)
 {
     if (gpu_id < 0 || gpu_id >= topo->ngpus || core >= topo->ncores)
@@ -46,7 +49,7 @@ static void regroup(const ddl_topo_t *topo, int gpu_id, ddl_task_plan_t *tasks, 
     for (int l = 0; l < lanes; l++) {
         ddl_task_plan_t *tp = &tasks[l];
         tp->core = tp->cores[0];
-        tp->pu = tp->core < topo->ncores ? topo->core_pu[tp->core] : -1;
+        tp->pu = core_pu(topo, tp->core);
     }
 }
 
@@ -115,7 +118,7 @@ ddl_status_t ddl_plan_make(const ddl_topo_t *topo, const int *step_gpus, int ngp
                     if (tp->core < 0) {
                         tp->core = cores[i];
                         tp->near = (ddl_nearness_t)pass;
-                        tp->pu = cores[i] < topo->ncores ? topo->core_pu[cores[i]] : -1;
+                        tp->pu = core_pu(topo, cores[i]);
                     }
                 }
             }

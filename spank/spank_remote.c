@@ -166,10 +166,11 @@ static int check_helper_program(int lanes)
     struct stat st;
     if (lanes < 2 || ddl_spank.policy.helpers != DDL_SPANK_HELPERS_DAEMON)
         return 0;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+    int exists = stat(path, &st) == 0;
+    if (!exists || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
         snprintf(remote.error, sizeof(remote.error), "the helper program %s (plugstack helper=) %s on this node: "
                  "install ddl-lanes here or fix the plugstack line (ask your admin)", path,
-                 stat(path, &st) != 0 ? "does not exist" : "is not an executable file");
+                 exists ? "is not an executable file" : "does not exist");
         return -1;
     }
     return 0;
@@ -210,6 +211,14 @@ int ddl_remote_task_post_fork(spank_t sp)
     if (remote.active && !remote.error[0])
         ddl_owner_record(sp);
     return 0;
+}
+
+/* A default for the task: a value already in the job's environment wins.
+ * Returns 0, or -1 when it cannot be set. */
+static int set_unless_given(spank_t sp, const char *name, const char *value)
+{
+    int e = spank_setenv(sp, name, value, 0);
+    return e == ESPANK_SUCCESS || e == ESPANK_ENV_EXISTS ? 0 : -1;
 }
 
 static int set_int(spank_t sp, const char *name, int v)
@@ -286,8 +295,7 @@ int ddl_remote_task_init(spank_t sp)
     rc |= set_int(sp, "SLURM_CPUS_PER_TASK", tp->ncores);
     char omp[32];
     snprintf(omp, sizeof(omp), "%d", tp->ncores);
-    int omp_rc = spank_setenv(sp, "OMP_NUM_THREADS", omp, 0);
-    rc |= omp_rc != ESPANK_SUCCESS && omp_rc != ESPANK_ENV_EXISTS;
+    rc |= set_unless_given(sp, "OMP_NUM_THREADS", omp);
     rc |= spank_setenv(sp, "DDL_ROLE", owner ? "owner" : "helper", 1) != ESPANK_SUCCESS;
     rc |= spank_setenv(sp, "DDL_HELPERS", daemon ? "serve" : "collective", 1) != ESPANK_SUCCESS;
     /* Every lane sees all of the node's GPUs (CUDA IPC, NCCL); DDL_GPU says which is its own. */
@@ -322,11 +330,8 @@ int ddl_remote_task_init(spank_t sp)
          * on a loaded link and stall the pipeline (on the emulated 1 Gbit/s
          * rails a 64 MiB allreduce took 0.45 s with Open MPI's 64 KiB limit,
          * 0.29 s with this).  A value in the job's environment wins. */
-        for (int i = 0; i < 2; i++) {
-            static const char *const eager[] = {"OMPI_MCA_btl_tcp_eager_limit", "OMPI_MCA_btl_tcp_rndv_eager_limit"};
-            int e = spank_setenv(sp, eager[i], "1048576", 0);
-            rc |= e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS;
-        }
+        rc |= set_unless_given(sp, "OMPI_MCA_btl_tcp_eager_limit", "1048576");
+        rc |= set_unless_given(sp, "OMPI_MCA_btl_tcp_rndv_eager_limit", "1048576");
         if (rc) {
             fprintf(stderr, "ddl: cannot set the task's rail\n");
             return -1;

@@ -56,9 +56,8 @@ static ddl_status_t comm_for(const char *options, MPI_Comm user, ddl_comm_t **ou
     if (ncached == MAX_CACHED)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_mpi: more than %d (communicator, options) pairs",
                          MAX_CACHED);
-    long dump_iter;
     ddl_config_t cfg;
-    ddl_status_t st = ddl_options_apply(options, &dump_iter);
+    ddl_status_t st = ddl_options_apply(options, NULL);
     if (st == DDL_OK)
         st = ddl_config_init(&cfg);
     if (st == DDL_OK)
@@ -121,11 +120,11 @@ int ddl_allreduce_mpi(const char *options, void *buf, size_t count, MPI_Datatype
 {
     ddl_dtype_t dtype;
     ddl_redop_t redop;
-    if (!native_type(type, &dtype) || !native_op(op, &redop))
+    int type_ok = native_type(type, &dtype);
+    if (!type_ok || !native_op(op, &redop))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_mpi: %s: give MPI_FLOAT, MPI_DOUBLE or an 8, 32 or 64-bit "
                          "integer type, with MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX",
-                         native_type(type, &dtype) ? "this MPI_Op is not supported" : "this MPI_Datatype is not "
-                         "supported");
+                         type_ok ? "this MPI_Op is not supported" : "this MPI_Datatype is not supported");
     int up = 0;
     MPI_Initialized(&up);
     if (!up)

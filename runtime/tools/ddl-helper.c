@@ -17,6 +17,7 @@
 #include "ddl.h"
 #include "parse.h"
 #include "procstat.h"
+#include "tool.h"
 
 /* Under the plugin the helper follows its owner (DDL_OWNER_PID, DDL_OWNER_START):
  * when the owner's task ends, so does the helper, with status 0 so that the
@@ -71,22 +72,23 @@ static void no_owners(int sig)
     _exit(4);
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ddl-helper\n"
+               "Run on helper ranks (lane > 0) beside an application whose owners create a ddl\n"
+               "communicator on MPI_COMM_WORLD with DDL_HELPERS=serve; configuration comes from\n"
+               "the same DDL_* environment as the application's.\n");
+}
+
 int main(int argc, char **argv)
 {
     /* Under the plugin (DDL_ROLE set) the helper runs in place of the application
      * and gets the application's arguments: they are not ours to read. */
     if (argc > 1 && !getenv("DDL_ROLE")) {
-        if (strcmp(argv[1], "--version") == 0) {
-            printf("ddl-helper (DDL lanes) %s\n", ddl_version());
+        if (ddl_tool_info(argc, argv, "ddl-helper", usage))
             return 0;
-        }
-        int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
-        fprintf(help ? stdout : stderr,
-                "usage: ddl-helper\n"
-                "Run on helper ranks (lane > 0) beside an application whose owners create a ddl\n"
-                "communicator on MPI_COMM_WORLD with DDL_HELPERS=serve; configuration comes from\n"
-                "the same DDL_* environment as the application's.\n");
-        return help ? 0 : 2;
+        usage(stderr);
+        return 2;
     }
     /* Until the communicator exists no DDL wait is running: bound it here. */
     const char *t = getenv("DDL_TIMEOUT");

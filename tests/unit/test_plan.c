@@ -28,10 +28,11 @@ static ddl_topo_t load(const char *name)
     return t;
 }
 
-static int all_gpus(int n, int *gpus)
+/* ids[i] = i for the first n ids (a step's GPUs or cores); returns n. */
+static int first_ids(int n, int *ids)
 {
     for (int i = 0; i < n; i++)
-        gpus[i] = i;
+        ids[i] = i;
     return n;
 }
 
@@ -103,11 +104,10 @@ START_TEST(test_plan_local_cores)
 {
     ddl_topo_t t = load("two-socket-4gpu.xml");
     int gpus[4], cores[16];
-    for (int i = 0; i < 16; i++)
-        cores[i] = i;
+    first_ids(16, cores);
     ddl_plan_t p;
     char why[400];
-    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(4, gpus), cores, 16, 4, 16, &p, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, first_ids(4, gpus), cores, 16, 4, 16, &p, why, sizeof(why)), DDL_OK);
     check_invariants(&p, cores, 16);
     for (int i = 0; i < 16; i++) {
         ck_assert_int_eq(p.tasks[i].near, DDL_NEAR_LOCAL);
@@ -123,11 +123,10 @@ START_TEST(test_plan_gpus_on_one_socket)
     /* 4 GPUs x 3 lanes on socket 0's 8 cores: 8 tasks local, 4 spill to socket 1. */
     ddl_topo_t t = load("one-socket-gpus.xml");
     int gpus[4], cores[16];
-    for (int i = 0; i < 16; i++)
-        cores[i] = i;
+    first_ids(16, cores);
     ddl_plan_t p;
     char why[400];
-    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(4, gpus), cores, 16, 3, 12, &p, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, first_ids(4, gpus), cores, 16, 3, 12, &p, why, sizeof(why)), DDL_OK);
     check_invariants(&p, cores, 16);
     int local = 0;
     for (int i = 0; i < 12; i++) {
@@ -152,7 +151,7 @@ START_TEST(test_plan_8gpu_partial_allocation)
     ck_assert_int_eq(n, 16);
     ddl_plan_t p;
     char why[400];
-    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(8, gpus), cores, n, 2, 16, &p, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, first_ids(8, gpus), cores, n, 2, 16, &p, why, sizeof(why)), DDL_OK);
     check_invariants(&p, cores, n);
     for (int i = 0; i < 16; i++)
         ck_assert_msg(p.tasks[i].near == DDL_NEAR_LOCAL, "task %d is %s", i, ddl_nearness_name(p.tasks[i].near));
@@ -172,8 +171,7 @@ START_TEST(test_plan_errors)
 {
     ddl_topo_t t = load("two-socket-4gpu.xml");
     int gpus[4] = {0, 1, 2, 3}, cores[16];
-    for (int i = 0; i < 16; i++)
-        cores[i] = i;
+    first_ids(16, cores);
     ddl_plan_t p;
     char why[400];
     ck_assert_int_eq(ddl_plan_make(&t, gpus, 0, cores, 16, 2, 2, &p, why, sizeof(why)), DDL_ERR_LAYOUT);
@@ -213,11 +211,10 @@ START_TEST(test_plan_owner_cores)
      * helper the remaining one. */
     ddl_topo_t t = load("two-socket-4gpu.xml");
     int gpus[4], cores[16];
-    for (int i = 0; i < 16; i++)
-        cores[i] = i;
+    first_ids(16, cores);
     ddl_plan_t p;
     char why[400];
-    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(2, gpus), cores, 8, 2, 4, &p, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, first_ids(2, gpus), cores, 8, 2, 4, &p, why, sizeof(why)), DDL_OK);
     check_invariants(&p, cores, 8);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(p.tasks[i].near, DDL_NEAR_LOCAL);
@@ -226,7 +223,7 @@ START_TEST(test_plan_owner_cores)
     ck_assert_int_lt(p.tasks[0].cores[2], p.tasks[1].core); /* owner below its helper */
     ddl_plan_free(&p);
     /* An odd core left over: the share rounds down, the core stays unused. */
-    ck_assert_int_eq(ddl_plan_make(&t, gpus, all_gpus(2, gpus), cores, 9, 2, 4, &p, why, sizeof(why)), DDL_OK);
+    ck_assert_int_eq(ddl_plan_make(&t, gpus, first_ids(2, gpus), cores, 9, 2, 4, &p, why, sizeof(why)), DDL_OK);
     ck_assert_int_eq(p.tasks[0].ncores, 3);
     ck_assert_int_eq(p.tasks[2].ncores, 3);
     ddl_plan_free(&p);
