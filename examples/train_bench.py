@@ -63,13 +63,28 @@ class Trainer:
         if hook_comm is not None:
             import ddl.torch_hook
 
-            self.ddp.register_comm_hook(hook_comm, ddl.torch_hook.allreduce_avg)  # the one added line
+            self.ddp.register_comm_hook(hook_comm, self.timed(ddl.torch_hook.allreduce_avg))  # the one added line
         self.opt = torch.optim.SGD(self.ddp.parameters(), lr=args.lr)
         self.loss_fn = torch.nn.CrossEntropyLoss()
-        self.times, self.opt_times, self.losses = [], [], []
+        self.times, self.opt_times, self.losses, self.busy = [], [], [], []
+        self.posts = []  # per step: (seconds since the step began, bytes) of each bucket the hook started
+        self.t0 = None
+
+    def timed(self, hook):
+        """The hook, noting when DDP hands it each bucket (seconds into the step) and its bytes."""
+
+        def timed_hook(state, bucket):
+            if self.t0 is not None:
+                self.posts[-1].append((time.perf_counter() - self.t0, bucket.buffer().numel() * bucket.buffer().element_size()))
+            return hook(state, bucket)
+
+        return timed_hook
 
     def step(self, x, y, record=True):
+        cpu0 = host_cpu()
         t0 = time.perf_counter()
+        self.t0 = t0 if record else None
+        self.posts.append([])
         self.opt.zero_grad(set_to_none=False)
         loss = self.loss_fn(self.ddp(x), y)
         loss.backward()  # returns when DDP has every bucket's result
@@ -78,6 +93,9 @@ class Trainer:
         if record:
             self.opt_times.append(time.perf_counter() - t1)
             self.times.append(time.perf_counter() - t0)
+            cpu1 = host_cpu()
+            if cpu1[1] > cpu0[1]:  # the share of the host's CPUs busy during the step
+                self.busy.append((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]))
         return loss.detach()
 
     def compute_only(self, x, y):
@@ -90,6 +108,30 @@ class Trainer:
 
     def params(self):
         return torch.cat([p.detach().reshape(-1) for p in self.ddp.module.parameters()])
+
+
+def host_cpu():
+    """(busy, all) jiffies of this host from /proc/stat: busy counts user,
+    system, interrupt and softirq time (the kernel's TCP work included)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:8]]
+    except OSError:
+        return 0, 0
+    return sum(v) - v[3] - v[4], sum(v)  # less idle and iowait
+
+
+def overlap_bound(trainer, alone, total_bytes):
+    """The shortest step the hook could give (median over the steps): each
+    bucket's allreduce starts when DDP hands it over, or when the one before
+    ends, and moves at the rate of the allreduce alone; then the optimizer."""
+    steps = []
+    for posts, opt in zip((p for p in trainer.posts if p), trainer.opt_times):
+        end = 0.0
+        for at, nbytes in posts:
+            end = max(end, at) + alone * nbytes / total_bytes
+        steps.append(end + opt)
+    return statistics.median(steps) if steps else None
 
 
 def comm_alone(numel, allreduce, bucket_mb, repeat=3):
@@ -133,7 +175,10 @@ def run(args):
         x, y = data()
         for t in trainers:
             t.step(x, y, record=False)
+    cpu0 = host_cpu()
     forward_backward = statistics.median(trainers[0].compute_only(*data()) for _ in range(args.compute_steps))
+    cpu1 = host_cpu()
+    compute_busy = (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1])
     for i in range(args.steps):
         x, y = data()
         for t in trainers if i % 2 == 0 else trainers[::-1]:
@@ -159,13 +204,17 @@ def run(args):
         compute = forward_backward + statistics.median(t.opt_times)
         exposed = max(0.0, median - compute)
         hidden = max(0.0, min(1.0, 1.0 - exposed / alone[t.name])) if alone[t.name] > 0 else 1.0
-        result["hooks"][t.name] = {"step_median_s": median, "compute_median_s": compute,
+        bound = overlap_bound(t, alone[t.name], numel * 4)
+        result["hooks"][t.name] = {"overlap_bound_s": bound,
+                                   "last_bucket_at_s": statistics.median(p[-1][0] for p in t.posts if p) if bound else None,"step_median_s": median, "compute_median_s": compute,
                                    "comm_alone_s": alone[t.name], "hidden_share": hidden, "identical": same,
+                                   "host_busy_share": statistics.median(t.busy) if t.busy else None,
                                    "losses": t.losses, "step_times": t.times}
     g, d = result["hooks"]["gloo"], result["hooks"]["ddl"]
     worst = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(g["losses"], d["losses"]))
     same_copies = torch.equal(trainers[0].params(), trainers[1].params())
     result.update(speedup=g["step_median_s"] / d["step_median_s"], loss_difference=worst,
+                  compute_host_busy_share=compute_busy,
                   copies_identical=same_copies)
     ok = identical and worst <= args.tolerance
     if rank == 0:
@@ -173,8 +222,16 @@ def run(args):
             h = result["hooks"][name]
             print(f"{args.model:12s} {name:5s} {world} GPUs, buckets {args.bucket_mb:g} MB: step "
                   f"{h['step_median_s'] * 1e3:7.1f} ms  compute {h['compute_median_s'] * 1e3:7.1f} ms  allreduce alone "
-                  f"{h['comm_alone_s'] * 1e3:7.1f} ms  hidden {h['hidden_share'] * 100:5.1f}%  parameters identical "
+                  f"{h['comm_alone_s'] * 1e3:7.1f} ms  hidden {h['hidden_share'] * 100:5.1f}%  host CPUs busy "
+                  f"{(h['host_busy_share'] or 0) * 100:3.0f}%  parameters identical "
                   f"on every rank: {h['identical']}", flush=True)
+        print(f"{args.model:12s} host CPUs busy during compute alone: {compute_busy * 100:.0f}%", flush=True)
+        for name in ("gloo", "ddl"):
+            h = result["hooks"][name]
+            if h["overlap_bound_s"]:
+                print(f"{args.model:12s} {name}: the last bucket is handed over {h['last_bucket_at_s'] * 1e3:.1f} ms into "
+                      f"the step; at its allreduce-alone rate the best step would be {h['overlap_bound_s'] * 1e3:.1f} ms "
+                      f"({g['step_median_s'] / h['overlap_bound_s']:.2f}x gloo's step)", flush=True)
         print(f"{args.model:12s} ddl vs gloo: {result['speedup']:.2f}x; losses differ by at most {worst:.1e} "
               f"(relative) over {args.steps} steps; final parameters of the two copies "
               f"{'bit-identical' if same_copies else 'differ'}{'' if ok else '  <- FAILED'}", flush=True)

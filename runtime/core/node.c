@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,40 +36,39 @@ double ddl_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Spin (yielding now and then) for the first POLL_SPIN_S of a wait: short
- * waits end without a sleep.  After that the poller sleeps between looks, for
- * an eighth of the time waited so far (at most POLL_SLEEP_MAX_S), so a wait
- * ends at most about 12% late while a long one (a chunk on a slow link) leaves
- * the core to the ranks that compute: on a node with fewer cores than
- * processes a spinning poller would take a core's share from the training. */
-#define POLL_SPIN_S 1e-3
-#define POLL_SLEEP_MAX_S 200e-6
+/* Spin for the first POLL_SPIN_S of a wait: short waits end without a sleep.
+ * After that the poller sleeps between looks, for an eighth of the time waited
+ * so far (at most POLL_SLEEP_MAX_S), so a wait ends at most about 12% late
+ * while a long one (a chunk on a slow link) leaves the core to the ranks that
+ * compute: on a node with fewer cores than processes a spinning poller would
+ * take a core's share from the training.  The clock is read after every look:
+ * a look is an MPI_Testall or a CUDA query (a system call, microseconds on a
+ * loaded host), so counting looks instead kept the pollers spinning for tens
+ * of milliseconds, and a 64 MiB allreduce on the emulated rails kept both of
+ * this host's cores busy. */
+#define POLL_SPIN_S 250e-6
+#define POLL_SLEEP_MAX_S 500e-6
 
 ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort)
 {
     double start = ddl_now(), deadline = start + timeout;
-    for (unsigned spins = 0;; spins++) {
+    for (;;) {
         int rc = step(arg);
         if (rc == 1)
             return DDL_OK;
         if (rc < 0)
             return (ddl_status_t)rc;
-        if ((spins & 1023) != 1023)
-            continue;
         double now = ddl_now();
         if (now > deadline)
             return DDL_ERR_TIMED_OUT;
         if (abort && atomic_load(abort))
             return DDL_ERR_PEER_FAILED;
         double waited = now - start;
-        if (waited < POLL_SPIN_S) {
-            sched_yield();
+        if (waited < POLL_SPIN_S)
             continue;
-        }
         double nap = waited / 8 < POLL_SLEEP_MAX_S ? waited / 8 : POLL_SLEEP_MAX_S;
         struct timespec ts = {0, (long)(nap * 1e9)};
         nanosleep(&ts, NULL);
-        spins = 1022; /* after a nap: one look, then the clock again */
     }
 }
 

@@ -99,10 +99,10 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 /* Monotonic seconds. */
 double ddl_now(void);
 
-/* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; every
- * 1024 polls it checks the deadline (timeout seconds from now) and the node's
- * abort flag (abort may be NULL) and yields the CPU (oversubscribed nodes: let
- * the peers run); after the first millisecond it naps between looks instead.
+/* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; after
+ * every look it checks the deadline (timeout seconds from now) and the node's
+ * abort flag (abort may be NULL); after the first 250 us it naps between looks
+ * (oversubscribed nodes: let the peers and the training run).
  * Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT / DDL_ERR_PEER_FAILED
  * without a message: the caller says what it waited for. */
 ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort);
