@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small statistics for ddl-bench. */
 #ifndef DDL_BENCH_STATS_H
 #define DDL_BENCH_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-bench: ddl_allreduce against the system MPI_Allreduce on the owners (one
  * rank per GPU, what a user has without lanes), same sizes and data, same run.
  * Prints nccl-tests columns; exits non-zero on any wrong value. */

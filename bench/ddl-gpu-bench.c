@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-gpu-bench: the device path against its references, on the GPUs of this
  * machine (run under mpirun, one process per lane; virtual GPUs may share one
  * physical device).  For each size, f32 sum, median of -n calls:

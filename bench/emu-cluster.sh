@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # An emulated multi-rail cluster on this host, as root: NODES network
 # namespaces, each with RAILS links (veth pairs; rail k of every node on bridge k
 # of a hub namespace, as in rail-optimised fabrics), every link capped with tbf

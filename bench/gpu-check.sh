@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The device check, prepared for a machine with a GPU: build with CUDA, run the
 # GPU tests (owner + helpers sharing one GPU over CUDA IPC, 2 virtual nodes,
 # every type and op, in-place and out-of-place, against a CPU reference), then

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Turn ddl-bench -J output into a PNG: bus bandwidth against message size for
 # ddl and the system MPI_Allreduce, with the link limit as a horizontal line.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # DDP training step time, gloo against the DDL hook in the same job
 # (examples/train_bench.py), on the emulated cluster of bench/emu-cluster.sh:
 # 2 nodes x 2 rails at 1 Gbit/s, 1 GPU per node, 2 lanes (lane k on rail k),

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A ready cli_filter for sites without one of their own: DDL lanes only
 -- (ddl_lanes.lua does the work).  Enable: put this file and ddl_lanes.lua
 -- beside slurm.conf and add CliFilterPlugins=cli_filter/lua to slurm.conf

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- DDL lanes for Slurm's cli_filter/lua: turn --ddl-lanes=N (or DDL_LANES=N)
 -- into the request it implies, for srun, sbatch and salloc alike (a SPANK
 -- plugin cannot change the request itself).

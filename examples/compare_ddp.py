@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare two runs of ddp_train.py (--json files): the loss curves side by
 side, the step times, and the largest difference of the final parameters.
 Exits non-zero when a loss differs by more than the tolerance, the final

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Train a small MLP with DistributedDataParallel on synthetic data, with the
 default gloo allreduce or with gradients averaged through DDL lanes.
 

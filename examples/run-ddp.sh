@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Train examples/ddp_train.py on the 2-node test cluster twice, with gloo's
 # allreduce and with --ddl-lanes=2 and the DDL hook, and compare the runs.
 # Run scripts/setup.sh (or scripts/main.sh) first; as root.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Training step time with DistributedDataParallel: gloo's allreduce against the
 DDL hook, in the same job, on real models with synthetic data.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DDL lanes: multi-lane, topology-aware allreduce.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IBM PowerAI DDL 1.x's API over DDL lanes, for programs and frameworks
  * (Horovod's DDL backend) written for it.  Valid C and C++.
  *

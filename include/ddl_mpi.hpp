@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IBM PowerAI DDL 1.x's MPI form over DDL lanes: a program that starts MPI
  * itself (MPI_Init_thread) allreduces on any of its communicators.  Valid C
  * and C++; the rest of the API is in <ddl.hpp>.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job: set up the machine, build, start a throwaway 2-node Slurm cluster
 # on this host (fake GPUs, the spank_ddl plugin and the DDL cli_filter), measure
 # the allocation with ddl-tune, and run ddl-bench through `srun --ddl-lanes=2`

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the project again in build-sanitize/ with --enable-sanitizers (ASan +
 # UBSan, any report aborts; clang when installed, else gcc) and run the unit tests, the fuzz corpora and the
 # MPI tests there.  scripts/test.sh calls it after the main suite.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Set up the machine and run every test: check unit tests, then the MPI
 # integration tests (real Open MPI ranks, emulated nodes), through make check.
 set -uo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Binding the calling process to its planned cores, through hwloc, within the
  * CPUs its cgroup allows (task/cgroup's cpuset). */
 #ifndef DDL_SPANK_BIND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Slurm-style index lists ("0-3,8,10-11"): strict parsing into a sorted set. */
 #ifndef DDL_CPULIST_H
 #define DDL_CPULIST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Site policy from plugstack.conf arguments and the user's lane request, parsed
  * by one set of functions for the --ddl-lanes option, its DDL_LANES mirror and
  * the plugstack default.  Pure: unit-tested without Slurm. */

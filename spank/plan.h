@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane plan of one node: a pure function of (topology, the step's GPUs, its
  * allocated cores, lanes, local tasks).  Local task t serves the step's GPU
  * t / lanes as lane t % lanes.  Each GPU gets an equal share of the allocated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The owners' torch.distributed rendezvous port (MASTER_PORT) for one step:
  * the same on every node without talking, and different for steps that can
  * run at the same time on the first node.  Pure: unit-tested without Slurm. */

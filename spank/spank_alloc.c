@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sbatch and salloc: the option becomes DDL_LANES in the job's environment, so
  * the job's steps get the same lanes without repeating the flag. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The spank_ddl plugin: option and policy, and one dispatch per hook to the
  * file of the calling context (spank_local.c, spank_alloc.c, spank_remote.c). */
 #include "config.h"

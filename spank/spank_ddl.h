@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* State shared by the plugin's contexts: the site policy and the user's
  * --ddl-lanes value.  Each context keeps the rest of its state to itself. */
 #ifndef DDL_SPANK_DDL_H

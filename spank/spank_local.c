@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* srun: the lane count is checked by the option callback; here, only a hint
  * when DDL_LANES asks for lanes that the command line did not. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A helper follows its owner: the helper's task learns the pid of the task that
  * owns its GPU, so that ddl-helper can leave as soon as that task ends instead
  * of waiting out DDL_TIMEOUT.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurmstepd: plan the node once per step (user_init), then give each task its
  * place, environment, core and, for helpers in daemon mode, the helper program
  * (task_init, in the task as the user, before exec). */

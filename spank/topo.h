@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A node's topology as plain data: cores (with the PU to bind, NUMA node and
  * package) and GPUs (PCI devices of NVIDIA or AMD with a display class, in
  * bus-id order, with the cores local to each).  Loaded from hwloc, from the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_CHECK_CHECK: the check unit-test framework, required for make check.
 AC_DEFUN([DDL_CHECK_CHECK], [
   PKG_CHECK_MODULES([CHECK], [check >= 0.11], [],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_CHECK_CUDA: the optional CUDA toolkit (device buffers, CUDA IPC, device
 # kernels, NCCL lanes).  Needs the runtime headers, libcudart_static and nvcc;
 # NCCL needs only nccl.h here (libnccl.so.2 is loaded at run time).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_HARDENING_FLAGS / DDL_WARNING_FLAGS: compiler flags added when the compiler takes them.
 AC_DEFUN([DDL_ADD_CFLAG_IF_OK], [
   ddl_save_CFLAGS=$CFLAGS

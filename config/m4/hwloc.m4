@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_CHECK_HWLOC: hwloc 2.x, required (the lane plan and ddl-topo use it).
 AC_DEFUN([DDL_CHECK_HWLOC], [
   PKG_CHECK_MODULES([HWLOC], [hwloc >= 2.0], [],

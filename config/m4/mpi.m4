@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_CHECK_MPI: Open MPI (or any MPI with a pkg-config file or mpicc --showme).
 AC_DEFUN([DDL_CHECK_MPI], [
   PKG_CHECK_MODULES([MPI], [ompi-c], [ddl_mpi_found=yes; DDL_PC_MPI=ompi-c], [

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_CHECK_PMIX: optional PMIx client, for the job-wide lane map at init.
 AC_DEFUN([DDL_CHECK_PMIX], [
   AC_ARG_WITH([pmix], [AS_HELP_STRING([--with-pmix], [use PMIx for bootstrap (default: if found)])],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # DDL_CHECK_SLURM: optional SPANK headers, for the spank_ddl plugin.
 AC_DEFUN([DDL_CHECK_SLURM], [
   AC_ARG_WITH([slurm], [AS_HELP_STRING([--with-slurm], [build the SPANK plugin (default: if spank.h is found)])],

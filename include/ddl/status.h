@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Status codes of every DDL lanes API (native ddl.h and PowerAI ddl.hpp): 0 is
  * success, errors are negative, and ddl_status_string names each. */
 #ifndef DDL_STATUS_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """DDL lanes for Python: the communicator and allreduce on NumPy arrays and
 PyTorch tensors (contiguous CPU buffers), over libddl with ctypes.
 

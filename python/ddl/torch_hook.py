@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A DistributedDataParallel communication hook that averages each gradient
 bucket through DDL lanes.  The process group stays what the script uses (gloo,
 say); only the gradient allreduce changes:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The table of algorithms: {id, name, description}.  Selection reads it; the
  * names are what DDL_ALGO and DDL_LANE_ALGO accept. */
 #ifndef DDL_ALGO_H

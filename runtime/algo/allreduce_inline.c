@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The smallest messages on one node, through the control block: each owner
  * puts its data beside its call's signature in its slot, the owners meet once,
  * check the signatures, and every owner reduces all the slots itself, in GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane allreduce.  A node's G owner buffers are cut into G*L slices.  Each
  * rank reduces its slice across the G buffers through shared memory, allreduces
  * it with the ranks of the same local index on the other nodes (its lane), and

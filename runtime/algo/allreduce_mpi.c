@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The system MPI_Allreduce over the owners: the fast path for small messages.
  * MPI has no 16-bit float types, and Open MPI 4.1.4's vectorised MPI_SUM on
  * 8-bit integers saturates instead of wrapping; those types use our kernels as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A rank's slice cut into pipeline chunks of whole elements.  Every chunk but
  * the last has `per` elements; `per` is a multiple of the alignment (in
  * elements) so that device copies of every chunk start on an aligned address

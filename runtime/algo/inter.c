@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The table of lane algorithms between nodes (inter.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane algorithms between nodes, as one table that the step lists
  * (lane_steps.c), the cost model (select/model.c), DDL_EXPLORE
  * (select/explore.c) and ddl-tune all iterate: a new algorithm is its step

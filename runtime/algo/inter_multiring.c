@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PowerAI DDL's multi-ring between nodes: a ring reduce-scatter along each
  * grid dimension in turn (nodes of a rack, then racks, ...), each on the block
  * the previous one left, then ring allgathers in reverse.  The outer links

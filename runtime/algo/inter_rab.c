@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rabenseifner's allreduce: recursive-halving reduce-scatter, then
  * recursive-doubling allgather, over 2^k ranks; with P = 2^k + rem, the first
  * 2*rem ranks pair up first (the even one hands its data to the odd one) and get

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Recursive doubling for any rank count: with P = 2^k + rem, the first 2*rem
  * ranks pair up and the even one hands its data to the odd one, 2^k ranks run
  * k exchange steps, and the odd ones hand the result back.  Every combine puts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ring allreduce: P-1 reduce-scatter steps, then P-1 allgather steps.  Each
  * block is reduced once, at one place, and then copied: every rank ends with
  * the same bits.  The pass is shared with the multiring, which runs one along

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane's step list for one chunk between the nodes: the algorithm a
  * tuning band or DDL_LANE_ALGO fixed, or the cost model's choice for the
  * chunk's size (ring, recursive doubling, Rabenseifner; the multiring along a

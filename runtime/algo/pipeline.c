@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The chunk pipeline (pipeline.h). */
 #include "config.h"
 

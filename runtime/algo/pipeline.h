@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The chunk pipeline, written once for every path between nodes: chunk k is
  * reduced into slot k % depth (fill) and handed to the transport; chunk
  * k - depth + 1 is then finished and written back (drain), so that `depth`

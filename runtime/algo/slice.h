@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Balanced partition of n elements into `parts` slices: slice i has n / parts
  * elements, the first n % parts slices one more.  Every element is in exactly one
  * slice, slices are in order, and slices may be empty when n < parts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inter-node allreduce of one chunk among the ranks of a lane, as a list of
  * steps (send, receive, combine) that an executor progresses without blocking,
  * so that two chunks can be in flight while the node reduces the next one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The job-wide lane map at communicator creation: each rank's place (node, GPU,
  * lane, core, host) as the Slurm plugin planned it (DDL_* environment) or, without
  * the plugin, as MPI's node order derives it; exchanged through PMIx where the

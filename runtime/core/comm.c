@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Communicator set-up and tear-down: the lane map, the MPI sub-communicators,
  * the node's shared memory. */
 #include "config.h"

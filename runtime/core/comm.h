@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The communicator's internal state, shared by the collective's files. */
 #ifndef DDL_COMM_H
 #define DDL_COMM_H

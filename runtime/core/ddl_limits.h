@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The limits every part of the project shares: the SPANK plugin, the runtime
  * and the tools read them from here, so a limit is raised in one place. */
 #ifndef DDL_LIMITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IEEE binary16 and bfloat16 conversions, round to nearest even. */
 #ifndef DDL_HALF_H
 #define DDL_HALF_H

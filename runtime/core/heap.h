@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* First-fit allocator over an owner's shared-memory heap: offsets only, so the
  * same numbers name the same bytes in every rank's mapping. */
 #ifndef DDL_HEAP_H

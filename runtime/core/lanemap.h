@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane map: which GPU and lane a node-local rank serves, and whether a
  * node's rank count fits G GPUs x L lanes.  Pure functions. */
 #ifndef DDL_LANEMAP_H

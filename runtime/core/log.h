@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging by level and subsystem (DDL_DEBUG, DDL_DEBUG_SUBSYS, DDL_DEBUG_FILE) and
  * the thread's last error, which every failing entry point records. */
 #ifndef DDL_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl_malloc / ddl_free: owners allocate from their shared heap, which the
  * node's other ranks have mapped; helpers' buffers are never read by others and
  * are ordinary memory. */

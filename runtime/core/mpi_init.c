@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MPI for programs that have none of their own: the Python binding and
  * ddl-helper. */
 #include "config.h"

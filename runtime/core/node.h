@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's control block in shared memory, and every wait between the ranks
  * of one node: the barrier, the owners' request doorbells, the abort flag.
  * Waiters spin briefly, then sleep on a futex; every wait has a deadline, checks

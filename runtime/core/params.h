@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every configuration variable in one typed table {name, default, description},
  * read from the environment.  ddl-info lists the table. */
 #ifndef DDL_PARAMS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strict parsers for configuration values: the whole string must be the value.
  * Pure functions, shared by the runtime and the SPANK plugin, unit-tested alone.
  * Each returns 0 on success and -1 on a malformed or out-of-range value. */

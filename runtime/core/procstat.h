@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A process's identity and liveness from /proc/<pid>/stat, shared by the SPANK
  * plugin (which finds a helper's owner) and ddl-helper (which watches it).
  * A pid alone can be reused: (pid, start time) names one process. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kept in its own file so it can be built with vectorisation (see Makefile.am). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Elementwise reduction kernels, one per (type, op). */
 #ifndef DDL_REDUCE_H
 #define DDL_REDUCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* POSIX shared-memory segments: created 0600 under an unpredictable name that
  * holds the user, job and creating process, mapped by the node's ranks, then
  * unlinked at once; a name left by a rank that died before that is reaped by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every command-line tool of the project answers before it starts MPI:
  * --version and --help. */
 #ifndef DDL_TOOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl_allreduce: argument checks, the optional cross-rank check, and the choice
  * of algorithm from the table in algo.c. */
 #include "config.h"

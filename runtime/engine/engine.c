@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The request engine (engine.h): a queue of posted calls per communicator,
  * one runner at a time, and a progress thread that runs them in posting order
  * while the caller goes on.  Every rank posts the same calls in the same order,

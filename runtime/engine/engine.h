@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The request engine: every allreduce, blocking or not, is a request that is
  * posted (arguments checked, queued), progressed (run by the communicator's
  * progress thread, or by the caller when there is none) and completed (status

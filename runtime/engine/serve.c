@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Serve mode: a helper does its part of every collective its owner starts. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The always-on agreement check.  Every call carries a signature (count, type,
  * op, algorithm, plan, call number).  Inside a node the ranks compare the
  * signatures in their control-block slots after the call's first barrier;

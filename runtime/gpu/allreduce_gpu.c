@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane allreduce on device buffers (see gpu.h).  Each rank reduces its slice
  * of the node's G owner buffers with a kernel on its GPU that reads the other
  * owners' buffers through CUDA IPC, moves it between nodes in chunks over the

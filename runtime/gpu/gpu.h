@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU side of the runtime, behind one interface that exists in every build:
  * gpu_cuda.c, allreduce_gpu.c, gpu_nccl.c and gpu_kernels.cu when CUDA was found
  * at configure time, gpu_none.c otherwise (every buffer is host memory).

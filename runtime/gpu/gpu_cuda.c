@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU interface with CUDA: what a pointer is, exporting an owner's buffer,
  * the per-communicator device state, and the transport every rank agrees on. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-communicator CUDA state, shared by gpu_cuda.c and allreduce_gpu.c. */
 #ifndef DDL_GPU_CUDA_H
 #define DDL_GPU_CUDA_H

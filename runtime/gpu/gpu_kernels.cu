@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Device reduction kernels: one template per (type, op), each thread combining
 // 16-byte packs of every source when all pointers allow it, element by element
 // for the tail.  Memory-bound: the loads of G sources and one store per pack.

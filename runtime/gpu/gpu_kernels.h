@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device reduction, callable from C.  Same results as the host kernels of
  * reduce.c: operands combined in source order, 16-bit floats widened to f32 and
  * rounded back after every operation, integers wrapping, AVG as a sum divided

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL as a lane transport: one communicator per lane (the ranks with the same
  * local index on every node, so one GPU per node in each and never two ranks
  * of one GPU in a communicator).  libnccl.so.2 is loaded at run time, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU interface in a build without CUDA: every buffer is host memory. */
 #include "config.h"
 

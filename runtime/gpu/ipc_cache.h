@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device buffers of a node's owners, as its other ranks see them.  An owner
  * describes each buffer by the CUDA IPC handle of the allocation that holds it
  * plus the offset into it; a peer opens each allocation once and keeps it open

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device rows of the transport table (transport/transport.h).  The
  * chunk buffer is device memory on the rank's stream (gpu_cuda.h); each row
  * returns it holding the lane's result, in stream order. */

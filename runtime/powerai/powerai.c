@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The PowerAI DDL compatible API (include/ddl.hpp) over the native one. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PowerAI DDL's ddl_allreduce_mpi (include/ddl_mpi.hpp): a DDL communicator
  * per (MPI communicator, options), made on first use and kept. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PowerAI DDL's option string ("-mode r:4x16 -dump_iter 100 -dbg_level 1"),
  * parsed without side effects so that it can be tested and fuzzed alone. */
 #ifndef DDL_POWERAI_OPTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DDL_EXPLORE, PowerAI DDL's p: mode: instead of the cost model, the first
  * calls of each chunk size time the candidates and later calls keep the
  * fastest.  Dimension by dimension from the innermost out (the lane's ring over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The multi-ring grid (PowerAI DDL's "4x16x4": GPUs per node x nodes per rack x
  * racks ...): parsing, checking against the job, and node coordinates. */
 #ifndef DDL_GRID_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The alpha-beta cost model that chooses between-node algorithms and chunk
  * sizes.  A message of b bytes over a link costs alpha + b * beta; reducing b
  * bytes on the host costs b * gamma.  For P ranks of a lane (one per node):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tuning file: which algorithm serves which message sizes, as ddl-tune
  * measured them on an allocation.  One band a line:
  *

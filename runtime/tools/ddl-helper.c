@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-helper: what a helper rank runs when the application knows nothing of
  * lanes.  It joins the communicator that the owners create on MPI_COMM_WORLD
  * (in serve mode) and serves until they destroy it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-info: the version, what this build has, every configuration variable and
  * every algorithm, each with its description. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-tune: time every candidate algorithm on the allocation it runs in, for a
  * range of sizes, and write the tuning file that picks the fastest per size
  * band, with the chunk size that was fastest for the lane algorithms, and the

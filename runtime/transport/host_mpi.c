@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host-mpi transport (transport.h): the chunk's step list over MPI
  * point-to-point along the lane, progressed with the other chunks in flight. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The transport table's one choice (transport.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Transports: how one chunk of a lane's partial sums travels between the
  * nodes of the lane and comes back reduced, in the style of NCCL's transport
  * table.  A chunk is started in a pipeline slot and finished later; up to

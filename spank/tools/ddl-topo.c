@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-topo: print the lane plan the plugin would make on a node, from this
  * machine or from an hwloc XML file, in text or JSON. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test data and its independent reference: contributor c's input element i is a
  * pure function of (type, op, c, i, seed), exactly representable in the type, so
  * any process can compute the expected result of element i serially, in double

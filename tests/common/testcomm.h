@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MPI test programs: initialise MPI and a ddl communicator from the DDL_*
  * environment, or abort the job with the runtime's message. */
 #ifndef DDL_TESTCOMM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The regression driver that make check runs: each harness over every file of
  * its seed corpus, built with the project's compiler (no libFuzzer needed).
  * A harness that traps or a sanitizer report fails the run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the fuzz harnesses: libFuzzer's entry points, and a NUL-terminated
  * copy of the input (the parsers take C strings). */
 #ifndef DDL_FUZZ_H

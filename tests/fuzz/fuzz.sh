@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make fuzz: build every harness with clang's libFuzzer (and ASan + UBSan) over
 # the parsers' and the plan's own sources, then run each for FUZZ_SECONDS,
 # starting from its seed corpus.  New inputs go to tests/fuzz/work/<target>;

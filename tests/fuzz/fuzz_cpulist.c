@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU and GPU lists ("0-7,16"): parsed or refused; what is accepted is sorted,
  * unique, and formats back to a list that parses to the same ids. */
 #include "config.h"

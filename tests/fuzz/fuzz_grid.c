@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DDL_TOPOLOGY grids: parsed or refused; an accepted grid is checked against a
  * job, and on small grids every node's multiring schedule stays in its chunk. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane plan over any node: the input describes the topology as the plan
  * reads it (topo.h's plain struct: cores with PU, NUMA node and package; GPUs
  * with their local cores), the step's GPUs and cores, lanes and tasks.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plugstack.conf arguments (one per line) and lane counts: parsed or refused
  * with the argument named; accepted policies are within their bounds. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PowerAI DDL option strings: parsed or refused, never cut short. */
 #include "config.h"
 

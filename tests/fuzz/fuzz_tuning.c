@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tuning file parser: any text is parsed or refused with a line number;
  * what it accepts has ordered, non-overlapping bands and finite model numbers. */
 #include "config.h"

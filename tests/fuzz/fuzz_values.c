@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The strict value parsers (sizes, seconds, integers, booleans, enums), the log
  * file name expansion and the /proc/<pid>/stat reader: accepted values are in
  * range, nothing overflows. */

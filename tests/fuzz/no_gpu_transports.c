@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fuzz build links the runtime without its CUDA files; when the tree is
  * configured with CUDA, the transport table still names the device transports.
  * The harnesses never pass device buffers, so empty entries stand in. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make check's share of the fuzzing: every harness over its seed corpus (the
 # inputs that found bugs, and the valid forms), built with the project's
 # compiler; under --enable-sanitizers with ASan and UBSan.

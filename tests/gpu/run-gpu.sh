@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The device path on this machine's GPUs: owner + helpers sharing one GPU over
 # CUDA IPC, 2 GPUs on one node, and 2 virtual nodes with the staged transport
 # (and NCCL when there are 2 devices, since NCCL refuses two ranks of one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Integration test of the device path: owners' buffers in GPU memory, helpers
  * reaching them by CUDA IPC, every type and op, counts from 0 to over a
  * million, in-place and out-of-place, with and without a stream, against the

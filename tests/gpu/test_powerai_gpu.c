@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PowerAI DDL 1.x on device memory: ddl_malloc gives device memory of the
  * process's GPU with the padding zeroed, and ddl_allreduce (2 and 4 arguments)
  * sums device buffers in place.  Checked against sums computed here.  Prints

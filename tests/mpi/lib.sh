@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the MPI test scripts: how to launch ranks, and the checks that no
 # shared-memory segment or process is left behind.
 set -u

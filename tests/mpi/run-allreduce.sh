@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # ddl_allreduce on every layout (nodes x GPUs x lanes, nodes emulated with
 # DDL_NODE_SIZE), both helper modes, all types, ops, counts and buffer kinds.
 . "$(dirname "$0")/lib.sh"

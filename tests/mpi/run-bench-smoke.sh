@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # ddl-bench end to end on 2 emulated nodes: nccl-tests columns, no wrong
 # values, a JSON file that parses, and a non-zero exit on bad options.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Bad input: invalid arguments, mismatched calls (DDL_CHECK), bad layouts and
 # bad configuration values end with a clear message, never a hang.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A rank that stalls (SIGSTOP) or dies (SIGKILL) in the middle of a long
 # allreduce: the job ends within a short DDL_TIMEOUT with a message naming the
 # rank, no process is left, and /dev/shm is clean.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The nonblocking allreduce on the layouts that exercise its paths: batches of
 # requests in flight among other MPI traffic, with a progress thread
 # (MPI_THREAD_MULTIPLE) and without one (requests run in ddl_test / ddl_wait),

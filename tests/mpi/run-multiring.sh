@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The multiring algorithm on grids of virtual nodes and racks (DDL_TOPOLOGY):
 # results on 2- and 3-dimensional and non-square grids, the bytes each
 # dimension carries, and a grid that does not match the job.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Integration test: ddl_allreduce across real MPI ranks against an independent
  * serial reference, for every type and op, counts from 0 to over a million,
  * in-place and out-of-place, shared (ddl_malloc) and staged buffers.  Output

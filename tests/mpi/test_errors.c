@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bad input: every invalid argument returns an error code with a message, and
  * the communicator keeps working afterwards. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A long stream of large allreduces for the failure test: each rank writes its
  * pid to $DDL_TEST_PIDDIR/rank.N.pid, and on an error prints the runtime's
  * message and aborts the job.  DDL_TEST_ASYNC=N: N nonblocking requests in

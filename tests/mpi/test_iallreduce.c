@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Integration test of the nonblocking allreduce: batches of requests in flight
  * (types, ops, counts, shared and staged, in-place and out-of-place buffers
  * mixed), waited for in posting order, in reverse and by polling ddl_test;

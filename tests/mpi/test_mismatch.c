@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The always-on agreement check (no DDL_CHECK): ranks that call ddl_allreduce
  * with a different count, type or op get DDL_ERR_MISMATCH on every calling
  * rank, naming the values, and nothing is written: not the receive buffer (it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bytes per grid dimension: one allreduce of N floats along DDL_TOPOLOGY =
  * 1 x A x B x ... (one GPU, one lane per node): dimension d sends
  * 2 (m_d - 1) / m_d of what reaches it, and what reaches it is divided by the

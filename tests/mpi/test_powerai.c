@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The PowerAI DDL compatible API, as a program written for it uses it. */
 #include "config.h"
 

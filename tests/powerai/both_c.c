@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C with both APIs in one file, the native header after PowerAI's: the macros
  * pick PowerAI's ddl_allreduce by 2 or 4 arguments and the native one by 6, and
  * ddl_malloc by its first argument (void ** or a communicator).  Prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Exactly the DDL calls of Horovod's DDL backend (horovod/common/ops/
 // ddl_operations.cc, built with HOROVOD_GPU_ALLREDUCE=DDL), in one translation
 // unit: it must compile with g++ against the installed headers and link with

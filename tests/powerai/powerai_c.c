@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C program written for PowerAI DDL 1.x, built against the installed tree:
  * every call of <ddl.hpp> on host memory, checked against sums computed here
  * serially in double precision.  Prints "PowerAI C: N ranks, F failures". */

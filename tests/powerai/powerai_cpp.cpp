@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A C++ program written for PowerAI DDL 1.x that also uses the native API in
 // the same file (both headers, PowerAI's first): C++ overloads of
 // ddl_allreduce and ddl_malloc beside the native functions.  Checked against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The MPI form of PowerAI DDL 1.x (<ddl_mpi.hpp>): the program starts MPI
 // itself, asks ddl_rank before any DDL call, and allreduces on MPI_COMM_WORLD
 // and on a split communicator with MPI types and ops; it never calls

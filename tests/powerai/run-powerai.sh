@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Programs written for PowerAI DDL 1.x build unchanged against the installed
 # tree (make install DESTDIR=...) with mpicc/mpicxx -I<prefix>/include
 # -L<prefix>/lib -lddl, and give correct results under mpirun -n 2 and -n 4:

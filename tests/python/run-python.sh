@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The Python binding under mpirun, then the DDP hook against gloo: the example
 # trained under srun on the 2-node test cluster, once with gloo's allreduce and
 # once with --ddl-lanes=2 and the DDL hook (helpers run ddl-helper); losses equal

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The Python binding under mpirun (every rank calls, collective mode): every
 type NumPy and torch share with the runtime, in place and out of place, against
 a reference computed here from all ranks' inputs; errors as exceptions."""

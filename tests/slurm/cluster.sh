@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A throwaway Slurm cluster on this host, as root: munged on a private socket,
 # slurmctld, and one or two slurmd (each in its own UTS namespace with its own
 # hostname), 4 fake GPUs per node (character devices), the spank_ddl plugin and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Smoke run of the emulated multi-rail cluster (bench/emu-cluster.sh): 2 nodes in
 # network namespaces with 2 capped rails each; ddl-bench through srun
 # --ddl-lanes=2 must be right and must have sent over both rails of both nodes

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Through real srun on a throwaway cluster (tests/slurm/cluster.sh): the task
 # count the cli_filter asks for, every task's DDL_* environment and core, the
 # owners' RANK/WORLD_SIZE, MPI allreduces through the runtime with both helper

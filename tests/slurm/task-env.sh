@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # One line per task: what the plugin gave it (run with helpers=app, so that
 # helper tasks run this script too).
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # ddl-topo on a node larger than any fixed array: 9,000 cores, one GPU per
 # socket (an hwloc XML made here with lstopo), in text and JSON.
 set -u

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every tool answers --version and --help at once (before MPI starts: no
 # mpirun here, and a 5 s limit), and refuses a stray argument with status 2.
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Each finding of the sanitizer and fuzzing audit, kept fixed: bounded log
  * file names, tuning files that are not regular text, out-of-range numbers,
  * grids whose size overflows, PowerAI option strings, size arithmetic that

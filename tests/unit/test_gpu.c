@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parts of the GPU path that need no GPU: chunk planning, the IPC handle
  * cache (with fake open and close), and pointer classification, which must
  * call every host pointer host memory whether or not CUDA and a device exist. */

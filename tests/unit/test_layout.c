@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Slicing and the lane map. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The alpha-beta cost model: the formulas, the choices they lead to, and the
  * chunk size, on the default links and on links with a slow outer dimension. */
 #include "config.h"

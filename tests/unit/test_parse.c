@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Configuration parsing: strict values, clear errors naming the variable. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lane plan on hwloc XML descriptions of real node shapes, and the
  * plugin's option and plugstack parsing. */
 #include "config.h"

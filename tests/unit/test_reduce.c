@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reduction kernels per type and op against the serial double-precision
  * reference, and the 16-bit float conversions. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The inter-node algorithms' step lists, executed by P simulated ranks with
  * buffered point-to-point messages: every rank must end with the full
  * reduction, bit-identical, for any rank count and any count. */

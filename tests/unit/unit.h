@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every check unit test's main() ends with. */
 #ifndef DDL_UNIT_H
 #define DDL_UNIT_H

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The man pages say what the programs do: every option a tool's --help lists
+# is in its page, every variable ddl-info lists is in ddl-lanes(7), every
+# plugstack argument of the sample configuration is in spank_ddl(8), and every
+# page that was built renders without a warning from man.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+man=$top_srcdir/man
+fails=0 checked=0
+fail() { echo "FAIL: $*"; fails=1; }
+# "*--name*" or "*-x*" in the scdoc source: the option is documented.
+documented() { grep -q -- "\*$2\*" "$1"; }
+for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-gpu-bench; do
+    page=$man/$tool.1.scd
+    [ -f "$page" ] || { fail "$tool has no page ($page)"; continue; }
+    [ -x "$top_builddir/$tool" ] || continue # ddl-gpu-bench without CUDA
+    opts=$(timeout 5 "$top_builddir/$tool" --help 2>&1 | grep -oE '(^|[ ,|[])--?[A-Za-z][A-Za-z_-]*' |
+        sed 's/^[ ,|[]*//' | sort -u)
+    for o in $opts; do
+        documented "$page" "$o" || fail "$tool --help lists $o, which $tool.1 does not describe"
+        checked=$((checked + 1))
+    done
+done
+if [ -x "$top_builddir/ddl-info" ]; then
+    for v in $("$top_builddir/ddl-info" | sed -n 's/^  \(DDL_[A-Z_]*\) .*/\1/p'); do
+        documented "$man/ddl-lanes.7.scd" "$v" || fail "ddl-info lists $v, which ddl-lanes.7 does not describe"
+        checked=$((checked + 1))
+    done
+fi
+for a in $(sed -n 's/^#   \([a-z_]*\)=.*/\1/p' "$top_srcdir/etc/plugstack.conf.d/ddl.conf.in" | sort -u); do
+    grep -q -- "^\*$a\*=" "$man/spank_ddl.8.scd" || fail "the plugstack argument $a= is not in spank_ddl.8"
+    checked=$((checked + 1))
+done
+# The built pages (with scdoc) render, and man has nothing to say about them.
+if command -v man > /dev/null; then
+    for page in "$top_builddir"/man/*.[1378]; do
+        [ -f "$page" ] && ! grep -q '^\.so ' "$page" || continue
+        warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 > /dev/null)
+        [ -z "$warn" ] || fail "$(basename "$page") renders with warnings: $(head -2 <<< "$warn")"
+        checked=$((checked + 1))
+    done
+fi
+[ $checked -gt 40 ] || fail "only $checked things checked: are the tools built?"
+[ $fails -eq 0 ] && echo "PASS: $checked options, variables, plugstack arguments and pages agree with the man pages"
+exit $fails
