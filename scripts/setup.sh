@@ -30,7 +30,8 @@ if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt con
     autoreconf -fi > /dev/null
 fi
 if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
-    ./configure ${DDL_CONFIGURE_FLAGS:-} > /dev/null
+    # The system python3 (where python3-torch is) gets the ddl package.
+    ./configure PYTHON=/usr/bin/python3 ${DDL_CONFIGURE_FLAGS:-} > /dev/null
 fi
 make -j"$(nproc)" > /dev/null
 echo "setup: built $(./ddl-info | head -1)"

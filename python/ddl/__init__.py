@@ -10,12 +10,19 @@ PyTorch tensors (contiguous CPU buffers), over libddl with ctypes.
         req.wait()                         # the result is in array
 
 Errors from the runtime raise ddl.DDLError carrying its message.
+
+The library: DDL_LIBRARY when set (and only it: a path that does not load is
+an error), else the libddl that `make install` recorded beside this package,
+else the build tree this package sits in, else the system's (ldconfig).
 """
 import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Comm", "DDLError", "Request", "finalize", "DTYPES", "OPS"]
+__all__ = ["Comm", "DDLError", "Request", "finalize", "library_version", "DTYPES", "OPS"]
+
+# The release this package belongs to: libddl's ddl_version() of the same release.
+__version__ = "0.1.0"
 
 OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
 # ddl_dtype_t codes by type name (NumPy's names; torch's map onto them).
@@ -44,15 +51,23 @@ class _Info(ctypes.Structure):
 
 
 def _candidates():
+    """The libraries to try, in order, and whether the first one was asked for by name."""
     env = os.environ.get("DDL_LIBRARY")
     if env:
-        yield env
-    here = os.path.dirname(os.path.abspath(__file__))
-    yield os.path.join(here, "..", "..", ".libs", "libddl.so")  # a build tree
+        return [env], True
+    paths = []
+    try:
+        from . import _installed  # written by make install
+
+        paths.append(_installed.LIBRARY)
+    except ImportError:
+        pass
+    build_tree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".libs", "libddl.so")
+    if os.path.exists(build_tree):
+        paths.append(build_tree)
     found = ctypes.util.find_library("ddl")
-    if found:
-        yield found
-    yield "libddl.so.0"
+    paths += [found] if found else []
+    return paths + ["libddl.so.0"], False
 
 
 _lib = None
@@ -67,14 +82,19 @@ def _load():
     if mpi:
         ctypes.CDLL(mpi, mode=ctypes.RTLD_GLOBAL)
     errors = []
-    for path in _candidates():
+    paths, explicit = _candidates()
+    for path in paths:
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
             break
         except OSError as e:
             errors.append(f"{path}: {e}")
     else:
-        raise ImportError("cannot load libddl (set DDL_LIBRARY to its path): " + "; ".join(errors))
+        if explicit:
+            raise ImportError(f"ddl: DDL_LIBRARY={paths[0]} does not load ({errors[0]}); point it at a libddl.so, "
+                              f"or unset it to use the installed library")
+        raise ImportError("ddl: cannot load libddl (install DDL lanes, or set DDL_LIBRARY to its path): " +
+                          "; ".join(errors))
     vp, i, ci = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
     for name, args in {
         "ddl_init_mpi": [], "ddl_finalize_mpi": [],
@@ -93,8 +113,15 @@ def _load():
     lib.ddl_status_string.restype = ctypes.c_char_p
     lib.ddl_last_error.argtypes = []
     lib.ddl_last_error.restype = ctypes.c_char_p
+    lib.ddl_version.argtypes = []
+    lib.ddl_version.restype = ctypes.c_char_p
     _lib = lib
     return lib
+
+
+def library_version():
+    """The version of the libddl this package loaded (ddl_version())."""
+    return _load().ddl_version().decode()
 
 
 def _check(status):
