@@ -29,6 +29,14 @@ if [ "${DDL_SANITIZER_SUITE:-1}" = 1 ]; then
     failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$san" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$san" 2>/dev/null | head -1) + 0 ))
     [ $src -eq 0 ] || { rc=1; [ -f "$san" ] || failed=$((failed + 1)); }
 fi
+# The Debian packages: make deb, installed, and a cluster run from what they install.
+if [ "${DDL_DEB_SUITE:-1}" = 1 ]; then
+    if scripts/test-deb.sh; then
+        passed=$(( ${passed:-0} + 1 ))
+    else
+        rc=1; failed=$(( failed + 1 ))
+    fi
+fi
 # One closing line: test programs and scripts that passed and failed (both builds).
 echo "tests: ${passed:-0} passed, ${failed:-0} failed"
 exit $rc

@@ -19,6 +19,10 @@
 # share the host's cores: with task/cgroup each node binds its tasks within
 # the same real CPUs, so tasks of different nodes may share a core.
 #
+# DDL_CLUSTER_PLUGSTACK=FILE includes a site's plugstack file (the installed
+# sample /usr/share/ddl-lanes/ddl.conf, say) instead of the build tree's plugin,
+# with the cli_filter files installed beside it.
+#
 # With DDL_CLUSTER_NETNS=PREFIX the daemons run in network namespaces made by
 # bench/emu-cluster.sh: slurmctld in PREFIX-hub, slurmd nN in PREFIX-nN, talking
 # over rail 0 (10.77.0.0/24); DDL_CLUSTER_RAILS (e.g. rail0,rail1) goes to the
@@ -109,6 +113,14 @@ CONF
 AutoDetect=off
 NodeName=n[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-$((gpus - 1))]
 CONF
+    # DDL_CLUSTER_PLUGSTACK: a site's plugstack file (the installed sample,
+    # say) included as is, with the cli_filter files installed beside it.
+    local site=${DDL_CLUSTER_PLUGSTACK:-}
+    if [ -n "$site" ]; then
+        cp "$(dirname "$site")/cli_filter.lua" "$(dirname "$site")/ddl_lanes.lua" "$dir/etc/"
+        echo "include $site" > "$dir/etc/plugstack.conf"
+        return
+    fi
     cp "$top_srcdir/etc/cli_filter.lua" "$top_srcdir/etc/ddl_lanes.lua" "$dir/etc/"
     # Emulated nodes share this host's cores: binding pins every node's task 0
     # to the same CPU.  Bind on a single node, and under task/cgroup (whose
@@ -151,7 +163,8 @@ wait_idle() {
 start() {
     local nodes=${1:-2}
     [ "$(id -u)" -eq 0 ] || die "must run as root (it starts munged, slurmctld and slurmd)"
-    [ -f "$top_builddir/.libs/spank_ddl.so" ] || die "build the plugin first ($top_builddir/.libs/spank_ddl.so)"
+    [ -n "${DDL_CLUSTER_PLUGSTACK:-}" ] || [ -f "$top_builddir/.libs/spank_ddl.so" ] ||
+        die "build the plugin first ($top_builddir/.libs/spank_ddl.so)"
     if [ -n "$(pids_of)" ]; then stop; fi
     rm -rf "$dir"
     mkdir -p "$dir"
