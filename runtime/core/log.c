@@ -178,8 +178,18 @@ ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     record(fmt, ap);
     va_end(ap);
-    if (ddl_log_enabled(DDL_LOG_WARN, DDL_SUBSYS_ALL))
-        ddl_log(DDL_LOG_WARN, DDL_SUBSYS_ALL, "%s: %s", ddl_status_string(status), last_error);
+    /* The caller gets it (the status, ddl_last_error) and reports it: the tools
+     * print it, the Python binding raises it.  Logged here at INFO only, so that
+     * an error is printed once; DDL_DEBUG=INFO shows where each arose. */
+    if (ddl_log_enabled(DDL_LOG_INFO, DDL_SUBSYS_ALL))
+        ddl_log(DDL_LOG_INFO, DDL_SUBSYS_ALL, "%s: %s", ddl_status_string(status), last_error);
+    return status;
+}
+
+int ddl_report(int status)
+{
+    if (status < 0 && ddl_log_enabled(DDL_LOG_WARN, DDL_SUBSYS_ALL))
+        ddl_log(DDL_LOG_WARN, DDL_SUBSYS_ALL, "%s: %s", ddl_status_string((ddl_status_t)status), last_error);
     return status;
 }
 

@@ -32,13 +32,17 @@ void ddl_log(ddl_log_level_t level, unsigned subsys, const char *fmt, ...)
 
 /* The runtime's one error convention: a function that fails returns a
  * negative ddl_status_t, and the thread's last error (ddl_last_error) says
- * why.  ddl_error records the message, logs it at WARN and returns status;
- * ddl_fail only records it, for parsers and helpers whose caller adds context
- * and reports, e.g. ddl_error(st, "tuning file %s, %s", path, ddl_last_error()). */
+ * why.  ddl_error records the message, logs it at INFO (the caller reports it:
+ * printed once) and returns status; ddl_fail only records it, for parsers and
+ * helpers whose caller adds context, e.g.
+ * ddl_error(st, "tuning file %s, %s", path, ddl_last_error()). */
 ddl_status_t ddl_error(ddl_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 ddl_status_t ddl_fail(ddl_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Make msg the thread's last error again (after a later error replaced it), without logging it. */
 void ddl_log_keep_error(const char *msg);
+/* For APIs whose callers cannot read ddl_last_error (PowerAI DDL's): log a
+ * failed status (< 0) with its message at WARN; returns status. */
+int ddl_report(int status);
 
 #define DDL_LOG(level, subsys, ...)                                                                \
     do {                                                                                           \

@@ -62,7 +62,7 @@ ddl_status_t ddl_options_apply(const char *options, long *dump)
     return DDL_OK;
 }
 
-int ddl_init(const char *options)
+static int init(const char *options)
 {
     if (compat_comm)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_init: called twice without ddl_finalize");
@@ -88,7 +88,7 @@ ddl_status_t ddl_powerai_allreduce_on(ddl_comm_t *c, void *buf, size_t count, dd
     return ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, dtype, op, c);
 }
 
-int ddl_powerai_allreduce(void *buf, size_t count, DDL_Type type, DDL_Op op)
+static int allreduce(void *buf, size_t count, DDL_Type type, DDL_Op op)
 {
     if (!compat_comm)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: call ddl_init first");
@@ -112,7 +112,7 @@ int ddl_powerai_allreduce_float(void *buf, size_t count)
     return ddl_powerai_allreduce(buf, count, DDL_TYPE_FLOAT, DDL_OP_SUM);
 }
 
-int ddl_powerai_malloc(void **ptr, int align, size_t bytes)
+static int powerai_malloc(void **ptr, int align, size_t bytes)
 {
     if (!ptr || align <= 0)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_malloc: ptr %s, align %d: give a pointer and a positive alignment",
@@ -139,7 +139,7 @@ int ddl_powerai_malloc(void **ptr, int align, size_t bytes)
     return (int)padded;
 }
 
-int ddl_finalize(void)
+static int finalize(void)
 {
     ddl_status_t st = ddl_powerai_mpi_release();
     if (!compat_comm)
@@ -185,7 +185,15 @@ static int query(int *out, int which)
                      which == 2 ? "rank" : "size");
 }
 
-int ddl_rank(int *rank) { return query(rank, 0); }
-int ddl_size(int *size) { return query(size, 1); }
-int ddl_local_rank(int *rank) { return query(rank, 2); }
-int ddl_local_size(int *size) { return query(size, 3); }
+/* PowerAI DDL's callers see only the status: a failure is logged here, once. */
+int ddl_init(const char *options) { return ddl_report(init(options)); }
+int ddl_powerai_allreduce(void *buf, size_t count, DDL_Type type, DDL_Op op)
+{
+    return ddl_report(allreduce(buf, count, type, op));
+}
+int ddl_powerai_malloc(void **ptr, int align, size_t bytes) { return ddl_report(powerai_malloc(ptr, align, bytes)); }
+int ddl_finalize(void) { return ddl_report(finalize()); }
+int ddl_rank(int *rank) { return ddl_report(query(rank, 0)); }
+int ddl_size(int *size) { return ddl_report(query(size, 1)); }
+int ddl_local_rank(int *rank) { return ddl_report(query(rank, 2)); }
+int ddl_local_size(int *size) { return ddl_report(query(size, 3)); }

@@ -117,7 +117,7 @@ static int native_op(MPI_Op o, ddl_redop_t *r)
     return 1;
 }
 
-int ddl_allreduce_mpi(const char *options, void *buf, size_t count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+static int allreduce_mpi(const char *options, void *buf, size_t count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     ddl_dtype_t dtype;
     ddl_redop_t redop;
@@ -133,4 +133,10 @@ int ddl_allreduce_mpi(const char *options, void *buf, size_t count, MPI_Datatype
     ddl_comm_t *c;
     ddl_status_t st = comm_for(options ? options : "", comm, &c);
     return st == DDL_OK ? ddl_powerai_allreduce_on(c, buf, count, dtype, redop) : st;
+}
+
+/* Its callers see only the status: a failure is logged here, once. */
+int ddl_allreduce_mpi(const char *options, void *buf, size_t count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return ddl_report(allreduce_mpi(options, buf, count, type, op, comm));
 }

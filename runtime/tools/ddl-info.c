@@ -3,6 +3,8 @@
  * every algorithm, each with its description. */
 #include "config.h"
 
+#include <dlfcn.h> /* dladdr: config.h defines _GNU_SOURCE */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    printf("DDL lanes %s\n\n", DDL_VERSION_STRING);
+    /* The library this program runs with, which may not be the one it was built with. */
+    Dl_info where;
+    const char *path = dladdr((void *)ddl_version, &where) && where.dli_fname ? where.dli_fname : "?";
+    printf("DDL lanes %s\n  library: %s (%s)\n\n", DDL_VERSION_STRING, path, ddl_version());
     printf("Build:\n");
 #ifdef DDL_HAVE_PMIX
     printf("  PMIx:  yes\n");
