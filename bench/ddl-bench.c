@@ -4,8 +4,11 @@
  * Prints nccl-tests columns; exits non-zero on any wrong value. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,17 +23,27 @@
 
 typedef enum { MODE_BOTH, MODE_DDL, MODE_MPI } mode_t_;
 
+/* How the owners' per-call medians combine into the reported time, as
+ * nccl-tests' -a: rank 0's, their mean, the fastest, the slowest. */
+typedef enum { AVERAGE_RANK0, AVERAGE_MEAN, AVERAGE_MIN, AVERAGE_MAX } average_t;
+
 typedef struct {
     size_t min_bytes, max_bytes;
     long factor, iters, warmup;
-    int check, shared;
+    int check, shared, force;
+    average_t average;
     mode_t_ mode;
-    ddl_dtype_t dtype;
+    ddl_dtype_t dtype; /* of the combination running */
     ddl_redop_t op;
+    int ndtypes, nops; /* -d all, -o all: every one */
+    ddl_dtype_t dtypes[DDL_DTYPE_COUNT];
+    ddl_redop_t ops[DDL_REDOP_COUNT];
     const char *json;
 } opts_t;
 
 typedef struct {
+    ddl_dtype_t dtype;
+    ddl_redop_t op;
     size_t bytes, count;
     double oop_us, ip_us, mpi_us;
     double floor_us; /* one node: the memory floor, 0 otherwise */
@@ -52,28 +65,50 @@ static void usage(FILE *f)
             "  -n, --iters ITERS         timed iterations per size (default 20)\n"
             "  -w, --warmup_iters ITERS  warm-up iterations per size (default 5)\n"
             "  -c, --check 0|1           check results against an independent reference (default 1)\n"
-            "  -d, --datatype TYPE       float, double, half, bfloat16, int8, uint8, int32, uint32, int64, uint64\n"
-            "  -o, --op OP               sum, prod, min, max, avg (default sum)\n"
-            "  -m MODE                   both (default), ddl or mpi\n"
-            "  -a KIND                   owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
-            "  -J FILE                   also write the results as JSON\n"
+            "  -d, --datatype TYPE       float (default), double, half, bfloat16, int8, uint8, int32, uint32,\n"
+            "                            int64, uint64, or all\n"
+            "  -o, --op OP               sum (default), prod, min, max, avg, or all\n"
+            "  -a, --average 0|1|2|3     the owners' medians combined: rank 0, mean, min, max (default 3:\n"
+            "                            the slowest owner)\n"
+            "  -m, --mode MODE           both (default), ddl or mpi\n"
+            "  -B, --buffers KIND        owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
+            "  -J, --json FILE           also write the results as JSON (an existing FILE only with --force)\n"
+            "      --force               overwrite the JSON file\n"
             "  -h, --help; --version\n"
             "Layout from DDL_LANES, DDL_GPUS_PER_NODE, DDL_NODE_SIZE, DDL_HELPERS (see ddl-info).\n");
 }
 
+/* TYPE or OP for -d / -o: one name, or all of them. */
+static int parse_list(const char *arg, const char *const *names, int count, int *list, int *n)
+{
+    if (strcmp(arg, "all") == 0) {
+        for (int i = 0; i < count; i++)
+            list[i] = i;
+        *n = count;
+        return 0;
+    }
+    *n = 1;
+    return ddl_parse_enum(arg, names, &list[0]);
+}
+
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){8, 64u << 20, 2, 20, 5, 1, 1, MODE_BOTH, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL};
-    int c, idx;
+    *o = (opts_t){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5, .check = 1,
+                  .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1, .nops = 1,
+                  .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
+    int c, idx, list[DDL_DTYPE_COUNT];
     long v;
+    enum { OPT_FORCE = 256 };
     /* nccl-tests' long names. */
     static const struct option longopts[] = {
         {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
         {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
         {"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
         {"datatype", required_argument, 0, 'd'}, {"op", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:d:o:m:a:J:h", longopts, NULL)) != -1) {
+        {"average", required_argument, 0, 'a'}, {"mode", required_argument, 0, 'm'},
+        {"buffers", required_argument, 0, 'B'}, {"json", required_argument, 0, 'J'},
+        {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:d:o:a:m:B:J:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'b': bad = ddl_parse_size(optarg, &o->min_bytes); break;
@@ -82,14 +117,24 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'n': bad = ddl_parse_long(optarg, 1, 1 << 24, &o->iters); break;
         case 'w': bad = ddl_parse_long(optarg, 0, 1 << 24, &o->warmup); break;
         case 'c': bad = ddl_parse_long(optarg, 0, 1, &v); o->check = (int)v; break;
-        case 'd': bad = ddl_parse_enum(optarg, dtype_names, &idx); o->dtype = (ddl_dtype_t)idx; break;
-        case 'o': bad = ddl_parse_enum(optarg, op_names, &idx); o->op = (ddl_redop_t)idx; break;
+        case 'a': bad = ddl_parse_long(optarg, 0, 3, &v); o->average = (average_t)v; break;
+        case 'd':
+            bad = parse_list(optarg, dtype_names, DDL_DTYPE_COUNT, list, &o->ndtypes);
+            for (int i = 0; !bad && i < o->ndtypes; i++)
+                o->dtypes[i] = (ddl_dtype_t)list[i];
+            break;
+        case 'o':
+            bad = parse_list(optarg, op_names, DDL_REDOP_COUNT, list, &o->nops);
+            for (int i = 0; !bad && i < o->nops; i++)
+                o->ops[i] = (ddl_redop_t)list[i];
+            break;
         case 'm': bad = ddl_parse_enum(optarg, mode_names, &idx); o->mode = (mode_t_)idx; break;
-        case 'a':
+        case 'B':
             bad = strcmp(optarg, "shared") && strcmp(optarg, "staged");
             o->shared = strcmp(optarg, "shared") == 0;
             break;
         case 'J': o->json = optarg; break;
+        case OPT_FORCE: o->force = 1; break;
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return -1;
         }
@@ -108,6 +153,13 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         fprintf(stderr, "ddl-bench: -b %zu and -e %zu: need 0 < min <= max\n", o->min_bytes, o->max_bytes);
         return -1;
     }
+    struct stat st;
+    if (o->json && !o->force && stat(o->json, &st) == 0) {
+        fprintf(stderr, "ddl-bench: %s exists: give another -J file, or --force to overwrite it\n", o->json);
+        return -1;
+    }
+    o->dtype = o->dtypes[0];
+    o->op = o->ops[0];
     return 0;
 }
 
@@ -197,7 +249,27 @@ static ddl_status_t call_ddl(bench_t *b, const opts_t *o, size_t count, int inpl
     return ddl_allreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm);
 }
 
-/* The slowest owner's median of per-call times in microseconds, for ddl (and,
+/* The owners' values (their medians) combined as -a says, in place; the
+ * owners only. */
+static void combine(const bench_t *b, const opts_t *o, double *v, int n)
+{
+    double out[2];
+    int size;
+    MPI_Comm_size(b->owners, &size);
+    switch (o->average) {
+    case AVERAGE_RANK0: MPI_Bcast(v, n, MPI_DOUBLE, 0, b->owners); return;
+    case AVERAGE_MEAN:
+        MPI_Allreduce(v, out, n, MPI_DOUBLE, MPI_SUM, b->owners);
+        for (int i = 0; i < n; i++)
+            v[i] = out[i] / size;
+        return;
+    case AVERAGE_MIN: MPI_Allreduce(v, out, n, MPI_DOUBLE, MPI_MIN, b->owners); break;
+    case AVERAGE_MAX: MPI_Allreduce(v, out, n, MPI_DOUBLE, MPI_MAX, b->owners); break;
+    }
+    memcpy(v, out, sizeof(double) * (size_t)n);
+}
+
+/* The owners' medians of per-call times in microseconds, combined (-a), for ddl (and,
  * when mpi_us is given, for the MPI baseline in the same loop: the two calls
  * alternate, so that both see the same machine). */
 static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, double *mpi_us, int *err)
@@ -239,14 +311,13 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
         }
     }
     double med[2] = {bench_median(ddl_t, (size_t)o->iters) * 1e6, bench_median(mpi_t, (size_t)o->iters) * 1e6};
-    double worst[2] = {med[0], med[1]};
     if (owner)
-        MPI_Allreduce(med, worst, 2, MPI_DOUBLE, MPI_MAX, b->owners);
+        combine(b, o, med, 2);
     if (mpi_us)
-        *mpi_us = with_mpi ? worst[1] : -1;
+        *mpi_us = with_mpi ? med[1] : -1;
     free(ddl_t);
     free(mpi_t);
-    return worst[0];
+    return med[0];
 }
 
 /* The MPI baseline alone (-m mpi). */
@@ -264,10 +335,10 @@ static double time_mpi(bench_t *b, const opts_t *o, size_t count)
         if (it >= o->warmup)
             t[it - o->warmup] = MPI_Wtime() - t0;
     }
-    double med = bench_median(t, (size_t)o->iters) * 1e6, worst;
-    MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, b->owners);
+    double med = bench_median(t, (size_t)o->iters) * 1e6;
+    combine(b, o, &med, 1);
     free(t);
-    return worst;
+    return med;
 }
 
 /* Wrong elements among those this owner checks (i = owner rank mod owners), plus
@@ -334,15 +405,43 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
         rest_barrier(MPI_COMM_WORLD);
 }
 
-static void print_header(const bench_t *b, const opts_t *o)
+/* Where each owner runs, as nccl-tests' "Rank N Pid P on HOST device D" lines. */
+typedef struct {
+    int pid, node, gpu;
+    char host[64], cores[64], devices[32];
+} place_t;
+
+/* The owners' places, gathered on every owner (the helpers may be another
+ * program, ddl-helper, which joins no collective of ours). */
+static place_t *gather_places(const bench_t *b)
 {
+    place_t mine = {.pid = (int)getpid(), .node = b->info.node, .gpu = b->info.gpu};
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    const char *cores = getenv("DDL_CORES"), *dev = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(mine.cores, sizeof(mine.cores), "%s", cores ? cores : "-");
+    snprintf(mine.devices, sizeof(mine.devices), "%s", dev ? dev : "-");
+    place_t *all = calloc((size_t)b->info.owner_size, sizeof(place_t));
+    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, b->owners);
+    return all;
+}
+
+static void print_header(const bench_t *b, const opts_t *o, const place_t *places)
+{
+    static const char *const average_names[] = {"rank 0's", "the owners' mean", "the fastest owner's",
+                                                "the slowest owner's"};
     const char *algo = getenv("DDL_ALGO");
     printf("# ddl-bench %s: %d nodes x %d GPUs x %d lanes = %d ranks, helpers %s, %s buffers, DDL_ALGO=%s\n",
            DDL_VERSION_STRING, b->info.nnodes, b->info.gpus_per_node, b->info.lanes, b->info.size,
            b->serve ? "serve" : "collective", o->shared ? "shared (ddl_malloc)" : "staged (malloc)",
            algo ? algo : "auto");
-    printf("# baseline: system MPI_Allreduce over the %d owners; time = slowest owner's median of %ld calls\n",
-           b->info.owner_size, o->iters);
+    printf("# minBytes %zu maxBytes %zu step: %ld(factor) warmup iters: %ld iters: %ld validation: %d\n",
+           o->min_bytes, o->max_bytes, o->factor, o->warmup, o->iters, o->check);
+    printf("#\n# Using devices (owners; each GPU's %d lane(s) run on its node)\n", b->info.lanes);
+    for (int r = 0; r < b->info.owner_size; r++)
+        printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
+               places[r].host, places[r].node, places[r].gpu, places[r].devices, places[r].cores);
+    printf("#\n# baseline: system MPI_Allreduce over the %d owners; time = %s median of %ld calls (-a %d)\n",
+           b->info.owner_size, average_names[o->average], o->iters, (int)o->average);
     if (b->info.nnodes == 1 && o->mode != MODE_MPI)
         printf("# mem%%: the memory floor (every owner buffer read and written once: 2 x %d GPUs x size bytes at the "
                "owners' summed memcpy bandwidth of that size, copying at once) over the out-of-place time\n",
@@ -354,12 +453,12 @@ static void print_header(const bench_t *b, const opts_t *o)
            "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "", "");
 }
 
-static void print_row(const row_t *r, const opts_t *o, int n)
+static void print_row(const row_t *r, int n)
 {
     double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
     double alg = r->oop_us > 0 ? (double)r->bytes / r->oop_us / 1e3 : 0;
     double algi = r->ip_us > 0 ? (double)r->bytes / r->ip_us / 1e3 : 0;
-    printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[o->dtype], op_names[o->op], -1);
+    printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[r->dtype], op_names[r->op], -1);
     if (r->oop_us >= 0)
         printf("%9.2f %8.2f %8.2f %6ld %9.2f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, r->oop_wrong, r->ip_us,
                algi, algi * factor, r->ip_wrong);
@@ -379,32 +478,127 @@ static void print_row(const row_t *r, const opts_t *o, int n)
         printf("%5s\n", "-");
 }
 
-static void write_json(const char *path, const bench_t *b, const opts_t *o, const row_t *rows, int nrows)
+static void json_string(FILE *f, const char *s)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "ddl-bench: cannot write %s\n", path);
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* A time and its bandwidths as nccl-tests' JSON has them, or null when the
+ * run did not measure it. */
+static void json_timing(FILE *f, const char *name, double us, size_t bytes, double factor, long wrong, int with_wrong)
+{
+    fprintf(f, "\"%s\": ", name);
+    if (us < 0) {
+        fputs("null", f);
         return;
     }
+    double alg = us > 0 ? (double)bytes / us / 1e3 : 0;
+    fprintf(f, "{\"time\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f", us, alg, alg * factor);
+    if (with_wrong)
+        fprintf(f, ", \"wrong\": %ld", wrong);
+    fputc('}', f);
+}
+
+/* What was run, where, with which settings and when, then every size. */
+static int write_json(const char *path, const bench_t *b, const opts_t *o, const place_t *places, const row_t *rows,
+                      int nrows, int argc, char **argv, double avg_busbw, long wrong)
+{
+    FILE *f = fopen(path, o->force ? "w" : "wx");
+    if (!f) {
+        fprintf(stderr, "ddl-bench: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int n = b->info.owner_size;
     double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
-    fprintf(f, "{\n  \"version\": \"%s\",\n  \"nodes\": %d, \"gpus_per_node\": %d, \"lanes\": %d, \"ranks\": %d,\n"
-               "  \"helpers\": \"%s\", \"buffers\": \"%s\", \"type\": \"%s\", \"redop\": \"%s\", \"iters\": %ld,\n"
-               "  \"results\": [\n", DDL_VERSION_STRING, b->info.nnodes, b->info.gpus_per_node, b->info.lanes,
-            b->info.size, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged", dtype_names[o->dtype],
-            op_names[o->op], o->iters);
+    fprintf(f, "{\n  \"benchmark\": \"ddl-bench\",\n  \"version\": \"%s\",\n  \"timestamp\": \"%s\",\n  \"command\": [",
+            DDL_VERSION_STRING, stamp);
+    for (int i = 0; i < argc; i++) {
+        fputs(i ? ", " : "", f);
+        json_string(f, argv[i]);
+    }
+    fprintf(f, "],\n  \"layout\": {\"nodes\": %d, \"gpus_per_node\": %d, \"lanes\": %d, \"ranks\": %d, \"owners\": %d, "
+               "\"helpers\": \"%s\", \"buffers\": \"%s\"},\n", b->info.nnodes, b->info.gpus_per_node, b->info.lanes,
+            b->info.size, n, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged");
+    fprintf(f, "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %ld, \"iters\": %ld, "
+               "\"warmup_iters\": %ld, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n", o->min_bytes,
+            o->max_bytes, o->factor, o->iters, o->warmup, o->check, (int)o->average, mode_names[o->mode]);
+    fputs("  \"hosts\": [", f);
+    for (int r = 0, first = 1; r < n; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(places[q].host, places[r].host) == 0;
+        if (seen)
+            continue;
+        fputs(first ? "" : ", ", f);
+        json_string(f, places[r].host);
+        first = 0;
+    }
+    fputs("],\n  \"ranks\": [\n", f);
+    for (int r = 0; r < n; r++) {
+        fprintf(f, "    {\"owner\": %d, \"pid\": %d, \"host\": ", r, places[r].pid);
+        json_string(f, places[r].host);
+        fprintf(f, ", \"node\": %d, \"gpu\": %d, \"cuda_visible_devices\": ", places[r].node, places[r].gpu);
+        json_string(f, places[r].devices);
+        fputs(", \"cores\": ", f);
+        json_string(f, places[r].cores);
+        fprintf(f, "}%s\n", r + 1 < n ? "," : "");
+    }
+    /* The settings that change what ran: the library's, Slurm's job and step, MPI's. */
+    fputs("  ],\n  \"environment\": {", f);
+    extern char **environ;
+    static const char *const keep[] = {"DDL_", "SLURM_JOB_ID=", "SLURM_STEP_ID=", "SLURM_JOB_NODELIST=",
+                                       "OMPI_MCA_", "CUDA_VISIBLE_DEVICES=", NULL};
+    int first = 1;
+    for (char **e = environ; *e; e++) {
+        int wanted = 0;
+        for (int k = 0; keep[k] && !wanted; k++)
+            wanted = strncmp(*e, keep[k], strlen(keep[k])) == 0;
+        const char *eq = strchr(*e, '=');
+        if (!wanted || !eq)
+            continue;
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+        fputs(first ? "\n    " : ",\n    ", f);
+        json_string(f, name);
+        fputs(": ", f);
+        json_string(f, eq + 1);
+        first = 0;
+    }
+    fputs(first ? "},\n  \"results\": [\n" : "\n  },\n  \"results\": [\n", f);
     for (int i = 0; i < nrows; i++) {
         const row_t *r = &rows[i];
-        double bw = r->oop_us > 0 ? (double)r->bytes / r->oop_us / 1e3 : 0;
-        double mbw = r->mpi_us > 0 ? (double)r->bytes / r->mpi_us / 1e3 : 0;
-        fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
-                   "\"inplace_time_us\": %.3f, \"wrong\": %ld, \"inplace_wrong\": %ld, \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, "
-                   "\"speedup\": %.4f, \"mem_floor_us\": %.3f}%s\n", r->bytes, r->count, r->oop_us, bw, bw * factor, r->ip_us, r->oop_wrong,
-                r->ip_wrong, r->mpi_us, mbw * factor, r->mpi_us > 0 && r->oop_us > 0 ? r->mpi_us / r->oop_us : 0,
-                r->floor_us, i + 1 < nrows ? "," : "");
+        fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"root\": -1, ", r->bytes,
+                r->count, dtype_names[r->dtype], op_names[r->op]);
+        json_timing(f, "out_of_place", r->oop_us, r->bytes, factor, r->oop_wrong, 1);
+        fputs(", ", f);
+        json_timing(f, "in_place", r->ip_us, r->bytes, factor, r->ip_wrong, 1);
+        fputs(", ", f);
+        json_timing(f, "mpi", r->mpi_us, r->bytes, factor, 0, 0);
+        if (r->mpi_us > 0 && r->oop_us > 0)
+            fprintf(f, ", \"speedup\": %.4f", r->mpi_us / r->oop_us);
+        else
+            fputs(", \"speedup\": null", f);
+        if (r->floor_us > 0 && r->oop_us > 0)
+            fprintf(f, ", \"mem_floor_pct\": %.1f}", 100.0 * r->floor_us / r->oop_us);
+        else
+            fputs(", \"mem_floor_pct\": null}", f);
+        fputs(i + 1 < nrows ? ",\n" : "\n", f);
     }
-    fprintf(f, "  ]\n}\n");
-    fclose(f);
+    fprintf(f, "  ],\n  \"wrong\": %ld,\n  \"avg_bus_bandwidth\": %.6g\n}\n", wrong, avg_busbw);
+    return fclose(f) == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -431,7 +625,6 @@ int main(int argc, char **argv)
     b.owners = ddl_comm_owners(b.comm);
     b.serve = cfg.helper_mode == DDL_HELPERS_SERVE;
     int owner = b.info.role == DDL_ROLE_OWNER, err = 0;
-    size_t esize = ddl_dtype_size(o.dtype);
     if (owner) {
         if (o.shared) {
             st = ddl_malloc(b.comm, o.max_bytes, &b.send);
@@ -447,10 +640,15 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    row_t rows[128];
+    /* Every size of every type and op (-d all, -o all), largest count first in memory. */
+    int per_combo = 0;
+    for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= (size_t)o.factor)
+        per_combo++;
+    row_t *rows = calloc((size_t)(per_combo * o.ndtypes * o.nops), sizeof(row_t));
     int nrows = 0;
+    place_t *places = owner ? gather_places(&b) : NULL;
     if (b.info.rank == 0)
-        print_header(&b, &o);
+        print_header(&b, &o, places);
     if (b.serve && !owner) {
         st = ddl_serve(b.comm);
         if (st != DDL_OK) {
@@ -458,28 +656,39 @@ int main(int argc, char **argv)
             err = 1;
         }
     } else {
-        for (size_t bytes = o.min_bytes; bytes <= o.max_bytes && nrows < 128; bytes *= (size_t)o.factor) {
-            row_t *r = &rows[nrows++];
-            r->count = bytes / esize;
-            r->bytes = r->count * esize;
-            if (r->count == 0) {
-                nrows--;
-                continue;
-            }
-            run_size(&b, &o, r, &err);
-            if (b.info.rank == 0) {
-                print_row(r, &o, b.info.owner_size);
-                fflush(stdout);
+        for (int t = 0; t < o.ndtypes; t++) {
+            for (int k = 0; k < o.nops; k++) {
+                opts_t cur = o;
+                cur.dtype = o.dtypes[t];
+                cur.op = o.ops[k];
+                size_t esize = ddl_dtype_size(cur.dtype);
+                for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= (size_t)o.factor) {
+                    row_t *r = &rows[nrows];
+                    *r = (row_t){.dtype = cur.dtype, .op = cur.op, .count = bytes / esize};
+                    r->bytes = r->count * esize;
+                    if (r->count == 0)
+                        continue;
+                    nrows++;
+                    run_size(&b, &cur, r, &err);
+                    if (b.info.rank == 0) {
+                        print_row(r, b.info.owner_size);
+                        fflush(stdout);
+                    }
+                }
             }
         }
     }
     long wrong = 0;
     double busbw_sum = 0;
+    int n = b.info.owner_size, timed = 0;
     for (int i = 0; i < nrows; i++) {
         wrong += rows[i].oop_wrong + rows[i].ip_wrong;
-        int n = b.info.owner_size;
-        if (rows[i].oop_us > 0)
-            busbw_sum += (double)rows[i].bytes / rows[i].oop_us / 1e3 * (n > 1 ? 2.0 * (n - 1) / n : 1.0);
+        /* -m mpi has only the baseline: its average is the baseline's. */
+        double us = o.mode == MODE_MPI ? rows[i].mpi_us : rows[i].oop_us;
+        if (us > 0) {
+            busbw_sum += (double)rows[i].bytes / us / 1e3 * (n > 1 ? 2.0 * (n - 1) / n : 1.0);
+            timed++;
+        }
     }
     const char *debug = getenv("DDL_DEBUG");
     if (b.info.rank == 0 && debug && (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE"))) {
@@ -490,12 +699,15 @@ int main(int argc, char **argv)
             printf("# traffic dimension %d (%d ranks%s): %llu bytes sent, %.3f ms in flight\n", dims[d].dim,
                    dims[d].size, dims[d].dim == 0 ? ", all nodes" : "", dims[d].bytes_sent, dims[d].seconds * 1e3);
     }
+    double avg_busbw = timed ? busbw_sum / timed : 0.0;
     if (b.info.rank == 0) {
         printf("# Out of bounds values : %ld %s\n", wrong, wrong ? "FAILED" : "OK");
-        printf("# Avg bus bandwidth    : %g\n", nrows ? busbw_sum / nrows : 0.0);
-        if (o.json)
-            write_json(o.json, &b, &o, rows, nrows);
+        printf("# Avg bus bandwidth    : %g%s\n", avg_busbw, o.mode == MODE_MPI ? " (MPI_Allreduce)" : "");
+        if (o.json && write_json(o.json, &b, &o, places, rows, nrows, argc, argv, avg_busbw, wrong) != 0)
+            err = 1;
     }
+    free(rows);
+    free(places);
     /* The verdict is agreed among the owners: with helpers in serve mode the
      * helper ranks may be another program (ddl-helper), which joins no
      * collective of ours on MPI_COMM_WORLD. */

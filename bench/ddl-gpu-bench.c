@@ -12,6 +12,7 @@
  * (2 (P-1)/P bytes / time, as nccl-tests), and the ratios. */
 #include "config.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,25 +97,67 @@ static int run_mpi(bench_t *b, size_t bytes)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ddl-gpu-bench [ITERS [MAX_BYTES]]   (under mpirun or srun, one process per lane)\n"
-               "Time ddl_allreduce on device buffers against a device copy and the system MPI, f32 sum,\n"
-               "median of ITERS calls (default 20) per size up to MAX_BYTES (default 256M; K, M, G).\n"
+    fprintf(f, "usage: ddl-gpu-bench [options]   (under mpirun or srun, one process per lane)\n"
+               "Time ddl_allreduce on device buffers against a device copy and the system MPI, f32 sum.\n"
+               "  -b, --minbytes BYTES  smallest size (default 4K; K, M, G suffixes)\n"
+               "  -e, --maxbytes BYTES  largest size (default 256M)\n"
+               "  -f, --stepfactor F    size multiplier between steps (default 4)\n"
+               "  -n, --iters ITERS     timed calls per size, median reported (default 20)\n"
                "  -h, --help; --version\n");
+}
+
+typedef struct {
+    size_t min_bytes, max_bytes;
+    long factor, iters;
+} opts_t;
+
+/* nccl-tests' names, as ddl-bench; 1: --help answered, -1: a mistake. */
+static int parse_opts(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){4096, MAX_BYTES, 4, 20};
+    static const struct option longopts[] = {
+        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
+        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "b:e:f:n:h", longopts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'b': bad = ddl_parse_size(optarg, &o->min_bytes); break;
+        case 'e': bad = ddl_parse_size(optarg, &o->max_bytes); break;
+        case 'f': bad = ddl_parse_long(optarg, 2, 1 << 20, &o->factor); break;
+        case 'n': bad = ddl_parse_long(optarg, 1, 1 << 24, &o->iters); break;
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "ddl-gpu-bench: invalid value '%s' for -%c\n", optarg, c);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ddl-gpu-bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return -1;
+    }
+    if (o->min_bytes < 4 || o->min_bytes > o->max_bytes) {
+        fprintf(stderr, "ddl-gpu-bench: -b %zu and -e %zu: need 4 <= min <= max\n", o->min_bytes, o->max_bytes);
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    /* Arguments first: --help, --version and mistakes answer at once, without MPI. */
+    /* Options first: --help, --version and mistakes answer at once, without MPI. */
     if (ddl_tool_info(argc, argv, "ddl-gpu-bench", usage))
         return 0;
-    long iters = 20;
-    size_t max_bytes = MAX_BYTES;
-    if (argc > 3 || (argc > 1 && ddl_parse_long(argv[1], 1, 1 << 24, &iters) != 0) ||
-        (argc > 2 && ddl_parse_size(argv[2], &max_bytes) != 0)) {
-        fprintf(stderr, "ddl-gpu-bench: bad arguments\n");
-        usage(stderr);
-        return 2;
-    }
+    opts_t o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    long iters = o.iters;
+    size_t max_bytes = o.max_bytes;
     MPI_Init(&argc, &argv);
     bench_t b = {.iters = (int)iters};
     cuda_aware = getenv("DDL_BENCH_CUDA_AWARE_MPI") && atoi(getenv("DDL_BENCH_CUDA_AWARE_MPI"));
@@ -146,7 +189,7 @@ int main(int argc, char **argv)
         printf("%12s %10s %10s %10s %9s %9s %9s\n", "bytes", "ddl_us", "copy_us", "mpi_us", "busbw", "ddl/copy",
                "speedup");
     }
-    for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+    for (size_t bytes = o.min_bytes / 4 * 4; bytes <= max_bytes; bytes *= (size_t)o.factor) {
         double ddl_us = timed(&b, bytes, run_ddl), copy_us = timed(&b, bytes, run_copy),
                mpi_us = timed(&b, bytes, run_mpi);
         if (b.info.rank == 0)

@@ -37,8 +37,8 @@ grep -E "^(PASS|FAIL|SKIP|ERROR):" tests/gpu/run-gpu.log tests/unit/test_gpu.log
 
 step "device benchmark: 1 node x 2 GPUs x 2 lanes (intra-node IPC phase), f32 sum"
 MPIRUN="mpirun --oversubscribe --bind-to none"
-timeout 60 env DDL_LANES=2 DDL_GPUS_PER_NODE=2 $MPIRUN -n 4 ./ddl-gpu-bench 20 $((64 << 20)) < /dev/null 2>&1 | tee "$out/bench-1node.txt"
+timeout 60 env DDL_LANES=2 DDL_GPUS_PER_NODE=2 $MPIRUN -n 4 ./ddl-gpu-bench -n 20 -e 64M < /dev/null 2>&1 | tee "$out/bench-1node.txt"
 step "device benchmark: 2 virtual nodes x 1 GPU x 2 lanes, staged lanes"
-timeout 60 env DDL_LANES=2 DDL_NODE_SIZE=2 DDL_GPU_TRANSPORT=staged $MPIRUN -n 4 ./ddl-gpu-bench 10 $((64 << 20)) \
+timeout 60 env DDL_LANES=2 DDL_NODE_SIZE=2 DDL_GPU_TRANSPORT=staged $MPIRUN -n 4 ./ddl-gpu-bench -n 10 -e 64M \
     < /dev/null 2>&1 | tee "$out/bench-2nodes.txt"
 exit $rc

@@ -24,11 +24,11 @@ files, out = sys.argv[1].split(","), sys.argv[2]
 ddl, mpi = {}, {}
 for f in files:
     d = json.load(open(f))
-    for r in d["results"]:
-        if r["time_us"] > 0:
-            ddl[r["size"]] = r["busbw"]
-        if r["mpi_time_us"] > 0:
-            mpi[r["size"]] = r["mpi_busbw"]
+    for r in d["results"]:  # a run measures each of these, or has null
+        if r["out_of_place"] and r["out_of_place"]["time"] > 0:
+            ddl[r["size"]] = r["out_of_place"]["busbw"]
+        if r["mpi"] and r["mpi"]["time"] > 0:
+            mpi[r["size"]] = r["mpi"]["busbw"]
 for name, series in (("ddl", ddl), ("mpi", mpi)):
     with open(f"{out}/{name}.dat", "w") as f:
         for size in sorted(series):

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
-packages=(libddl0 libddl-dev ddl-lanes slurm-spank-ddl python3-ddl)
+packages=(libddl0 libddl-dev ddl-lanes slurm-spank-ddl python3-ddl libddl0-dbgsym ddl-lanes-dbgsym slurm-spank-ddl-dbgsym)
 need=(debhelper dh-python lintian)
 missing=()
 for p in "${need[@]}"; do dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p"); done
@@ -20,6 +20,7 @@ log=$(mktemp)
 work=$(mktemp -d)
 export DDL_CLUSTER_DIR=/tmp/ddl-deb-cluster-$$ DDL_CLUSTER_PORT=29817
 cleanup() {
+    cd "$top" # the tests below run elsewhere
     DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf tests/slurm/cluster.sh stop > /dev/null 2>&1 || true
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${packages[@]}" > /dev/null 2>&1 || true
     rm -f ./*.deb
@@ -65,7 +66,7 @@ v=$(/usr/bin/python3 -c 'import ddl; print(ddl.__version__, ddl.library_version(
     pass "python3 imports the packaged ddl, which loads the packaged libddl ($v)" || fail "python3 -c 'import ddl': $v"
 
 DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf "$top/tests/slurm/cluster.sh" start 1 > "$log" 2>&1 ||
-    { fail "cluster with the installed plugin did not start"; tail -20 "$log"; exit 1; }
+    { fail "cluster with the installed plugin did not start"; tail -20 "$log" "$DDL_CLUSTER_DIR"/log/*; exit 1; }
 export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf OMPI_MCA_mpi_yield_when_idle=1
 if out=$(timeout 300 srun -N1 --gpus-per-node=2 --ddl-lanes=2 ddl-bench -b 8 -e 1M -f 16 -n 5 -w 1 2>&1) &&
     grep -q "Out of bounds values : 0 OK" <<< "$out" && grep -q "1 nodes x 2 GPUs x 2 lanes" <<< "$out"; then

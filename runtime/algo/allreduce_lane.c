@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "gpu.h"
 #include "log.h"
+#include "trace.h"
 #include "model.h"
 #include "chunks.h"
 #include "pipeline.h"
@@ -247,15 +248,19 @@ static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
         ddl_explore_plan(&c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
 }
 
-/* DDL_DEBUG=TRACE: where a call's time goes, phase by phase. */
+/* DDL_DEBUG=TRACE and DDL_TRACE: where a call's time goes, phase by phase. */
 enum { PH_COPY_IN, PH_BARRIER_IN, PH_SIGNATURES, PH_NODES, PH_BARRIER_OUT, PH_COPY_OUT, PH_COUNT };
+static const char *const phase_names[PH_COUNT] = {"copy in", "node barrier", "signatures", "reduce and exchange",
+                                                  "results barrier", "copy out"};
 
-static void lap(int timed, double *phase, double *last)
+static void lap(int timed, double *ph, int phase, double *last)
 {
     if (!timed)
         return;
     double now = ddl_now();
-    *phase += now - *last;
+    ph[phase] += now - *last;
+    if (now > *last)
+        ddl_trace_event(phase_names[phase], *last, now, NULL);
     *last = now;
 }
 
@@ -289,20 +294,20 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
      * after it whether any owner stages, so all ranks cut the same rounds. */
     size_t stage_elems = c->set.stage_size / v.esize, round = stage_elems;
     ddl_status_t st = DDL_OK;
-    int timed = ddl_log_enabled(DDL_LOG_TRACE, DDL_SUBSYS_COLL);
+    int timed = ddl_trace_on || ddl_log_enabled(DDL_LOG_TRACE, DDL_SUBSYS_COLL);
     double ph[PH_COUNT] = {0}, last = timed ? ddl_now() : 0;
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
         size_t n = count - r0 < round ? count - r0 : round;
         char *stage = c->segs[in->gpu].base;
         if (owner && mine->in_kind == DDL_LOC_STAGE)
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
-        lap(timed, &ph[PH_COPY_IN], &last);
+        lap(timed, ph, PH_COPY_IN, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
             break;
-        lap(timed, &ph[PH_BARRIER_IN], &last);
+        lap(timed, ph, PH_BARRIER_IN, &last);
         if (r0 == 0 && (st = check_signatures(c)) != DDL_OK)
             return st;
-        lap(timed, &ph[PH_SIGNATURES], &last);
+        lap(timed, ph, PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
@@ -330,13 +335,13 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)
             break;
-        lap(timed, &ph[PH_NODES], &last);
+        lap(timed, ph, PH_NODES, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)
             break;
-        lap(timed, &ph[PH_BARRIER_OUT], &last);
+        lap(timed, ph, PH_BARRIER_OUT, &last);
         if (owner && mine->out_kind == DDL_LOC_STAGE)
             memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
-        lap(timed, &ph[PH_COPY_OUT], &last);
+        lap(timed, ph, PH_COPY_OUT, &last);
     }
     DDL_TRACE(DDL_SUBSYS_COLL, "lane allreduce of %zu %s: copy in %.2f ms, node barrier %.2f ms, signatures %.2f ms, "
               "between nodes %.2f ms, results barrier %.2f ms, copy out %.2f ms", count, ddl_dtype_name(dtype),

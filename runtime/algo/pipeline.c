@@ -2,8 +2,21 @@
 /* The chunk pipeline (pipeline.h). */
 #include "config.h"
 
+#include <stdio.h>
+
 #include "comm.h"
 #include "pipeline.h"
+#include "trace.h"
+
+/* DDL_TRACE: one event per chunk and stage. */
+static void trace_chunk(const char *stage, double start, size_t k, size_t n, ddl_dtype_t dtype)
+{
+    if (!ddl_trace_on)
+        return;
+    char args[96];
+    snprintf(args, sizeof(args), "\"chunk\": %zu, \"bytes\": %zu", k, n * ddl_dtype_size(dtype));
+    ddl_trace_event(stage, start, ddl_now(), args);
+}
 
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl_chunks_t *plan, size_t off,
                               ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops)
@@ -16,8 +29,10 @@ ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl
         if (k < plan->count) {
             int i = (int)(k % depth);
             ddl_chunk_at(plan, k, &co, &cn);
+            double t0 = ddl_trace_on ? ddl_now() : 0;
             if ((st = ops->fill(ops->ctx, i, off + co, cn, &buf[i])) != DDL_OK)
                 break;
+            trace_chunk("intra-node reduce", t0, k, cn, dtype);
             /* The signature travelled while the first chunk was reduced. */
             if (k == 0 && (st = ddl_comm_finish_signature(c)) != DDL_OK)
                 break;
@@ -28,9 +43,13 @@ ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl
             size_t j = k + 1 - depth;
             int i = (int)(j % depth);
             ddl_chunk_at(plan, j, &co, &cn);
+            double t0 = ddl_trace_on ? ddl_now() : 0;
             st = t->finish(c, i, buf[i], cn, dtype);
+            trace_chunk("wait between nodes", t0, j, cn, dtype);
+            t0 = ddl_trace_on ? ddl_now() : 0;
             if (st == DDL_OK)
                 st = ops->drain(ops->ctx, i, off + co, cn, buf[i]);
+            trace_chunk("write-back", t0, j, cn, dtype);
         }
     }
     return st;

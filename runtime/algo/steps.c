@@ -3,8 +3,12 @@
 
 #include <stdlib.h>
 
+#include <stdio.h>
+
 #include "log.h"
+#include "node.h"
 #include "steps.h"
+#include "trace.h"
 
 ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps, ddl_dim_count_t *counts)
 {
@@ -51,6 +55,8 @@ static int post(ddl_sched_t *s)
     }
     s->posted = 1;
     s->posted_at = MPI_Wtime();
+    if (ddl_trace_on)
+        s->traced_at = ddl_now();
     return 0;
 }
 
@@ -66,6 +72,14 @@ int ddl_sched_progress(ddl_sched_t *s)
             return 0;
         const ddl_step_t *st = &s->steps[s->cur];
         char *dst = s->buf + st->recv_off * s->esize;
+        if (ddl_trace_on) { /* one event per step: its transfer, from posting to completion */
+            char args[160];
+            snprintf(args, sizeof(args), "\"dim\": %d, \"send_to\": %d, \"send_bytes\": %zu, \"recv_from\": %d, "
+                     "\"recv_bytes\": %zu", st->dim, st->send_peer, st->send_peer >= 0 ? st->send_n * s->esize : 0,
+                     st->recv_peer, st->recv_peer >= 0 ? st->recv_n * s->esize : 0);
+            ddl_trace_event(st->combine == DDL_COMBINE_NONE ? "exchange" : "exchange and reduce", s->traced_at,
+                            ddl_now(), args);
+        }
         if (s->counts && st->dim >= 0 && st->dim < DDL_GRID_MAX_DIMS) {
             s->counts[st->dim].bytes_sent += st->send_peer >= 0 ? st->send_n * s->esize : 0;
             s->counts[st->dim].seconds += MPI_Wtime() - s->posted_at;

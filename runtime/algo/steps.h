@@ -72,6 +72,7 @@ typedef struct {
     MPI_Request req[2];
     int nreq;
     double posted_at;
+    double traced_at; /* ddl_now() at posting, with DDL_TRACE */
     ddl_dim_count_t *counts; /* [DDL_GRID_MAX_DIMS], owned by the communicator */
 } ddl_sched_t;
 

@@ -16,6 +16,7 @@
 #include "algo.h"
 #include "lanemap.h"
 #include "log.h"
+#include "trace.h"
 
 /* A destroyed communicator keeps its (small) struct, marked dead, so that a
  * later call with it is refused instead of reading freed memory. */
@@ -518,6 +519,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     c->magic = DDL_COMM_LIVE;
     log_lane_map(c);
     log_tuning(c);
+    ddl_trace_open(c->info.rank, c->info.node, c->info.gpu, c->info.lane, c->info.role == DDL_ROLE_OWNER);
     *out = c;
     return DDL_OK;
 fail:

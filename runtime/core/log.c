@@ -48,15 +48,15 @@ static unsigned parse_subsys(const char *s)
     return invert ? (DDL_SUBSYS_ALL & ~mask) : mask;
 }
 
-int ddl_log_expand_path(const char *path, const char *host, int pid, char *out, size_t len)
+int ddl_log_expand_path(const char *path, const char *host, int pid, int rank, char *out, size_t len)
 {
     size_t o = 0;
     for (const char *p = path; *p; p++) {
-        char pidbuf[16];
+        char num[16];
         const char *put = NULL;
-        if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p')) {
-            snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
-            put = *++p == 'h' ? host : pidbuf;
+        if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p' || p[1] == 'r')) {
+            snprintf(num, sizeof(num), "%d", p[1] == 'p' ? pid : rank);
+            put = *++p == 'h' ? host : num;
         }
         size_t n = put ? strlen(put) : 1;
         if (n >= len - o) /* and room for the NUL */
@@ -70,7 +70,7 @@ int ddl_log_expand_path(const char *path, const char *host, int pid, char *out, 
 
 static int expand_log_path(const char *path, char *out, size_t len)
 {
-    return ddl_log_expand_path(path, log_host, (int)getpid(), out, len);
+    return ddl_log_expand_path(path, log_host, (int)getpid(), log_rank, out, len);
 }
 
 void ddl_log_init(int rank)

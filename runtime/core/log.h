@@ -19,9 +19,9 @@ typedef enum {
     DDL_SUBSYS_ALL = 0xffffu,
 } ddl_subsys_t;
 
-/* DDL_DEBUG_FILE's %h (host) and %p (pid) filled in; -1 when out (len bytes)
- * is too small. */
-int ddl_log_expand_path(const char *path, const char *host, int pid, char *out, size_t len);
+/* DDL_DEBUG_FILE's and DDL_TRACE's %h (host), %p (pid) and %r (rank) filled
+ * in; -1 when out (len bytes) is too small. */
+int ddl_log_expand_path(const char *path, const char *host, int pid, int rank, char *out, size_t len);
 /* Reads DDL_DEBUG* once; later calls only update the rank shown in the prefix. */
 void ddl_log_init(int rank);
 /* The version line of DDL_DEBUG=VERSION, INFO and TRACE: once per process. */

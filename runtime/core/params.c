@@ -96,7 +96,10 @@ static const ddl_param_t params[] = {
     {"DDL_DEBUG_SUBSYS", DDL_PARAM_STRING, "ALL", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "subsystems to log, comma-separated from INIT, COLL, SHM, NET, ENV, ALL; ^ inverts"},
     {"DDL_DEBUG_FILE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
-     "log to this file instead of stderr; %h is replaced by the host, %p by the pid"},
+     "log to this file instead of stderr; %h is replaced by the host, %p by the pid, %r by the rank"},
+    {"DDL_TRACE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
+     "write Chrome/Perfetto trace events (each call and its phases, every chunk's transfer) to this file, one "
+     "per process: %r is replaced by the rank, %h by the host, %p by the pid; ddl-trace-merge joins them"},
 };
 enum { NPARAMS = sizeof(params) / sizeof(params[0]) };
 

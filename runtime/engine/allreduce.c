@@ -13,6 +13,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "signature.h"
+#include "trace.h"
 
 /* Checked when a call is posted and again when it runs: a request queued
  * behind one that failed fails too, with the first failure's message. */
@@ -269,7 +270,15 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
 ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)
 {
     c->call = call; /* the running call's state, for the paths below */
+    double start = ddl_trace_on ? ddl_now() : 0;
     ddl_status_t st = run(call, c);
+    if (ddl_trace_on) {
+        char args[160];
+        snprintf(args, sizeof(args), "\"count\": %lld, \"type\": \"%s\", \"op\": \"%s\", \"seq\": %u, \"status\": \"%s\"",
+                 (long long)call->count, ddl_dtype_name(call->dtype), ddl_redop_name(call->op), (unsigned)c->seq,
+                 ddl_status_string(st));
+        ddl_trace_event("allreduce", start, ddl_now(), args);
+    }
     c->call = NULL;
     return st;
 }

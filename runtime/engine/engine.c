@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
+#include "trace.h"
 
 void ddl_engine_init(ddl_engine_t *e)
 {
@@ -46,6 +47,7 @@ static void run_locked(ddl_engine_t *e, struct ddl_request *r)
     atomic_store(&r->state, DDL_REQ_RUNNING);
     pthread_mutex_unlock(&e->lock);
     double start = ddl_now();
+    ddl_trace_event("queued", r->posted_at, start, NULL);
     ddl_status_t st = ddl_allreduce_run(&r->call, r->comm);
     ddl_gpu_event_free(r->call.ready);
     DDL_TRACE(DDL_SUBSYS_COLL, "request of %lld %s: queued %.2f ms, ran %.2f ms (%s)", (long long)r->call.count,
@@ -75,6 +77,7 @@ static struct ddl_request *pop(ddl_engine_t *e)
 static void *progress_main(void *arg)
 {
     ddl_engine_t *e = arg;
+    ddl_trace_thread("progress thread");
     pthread_mutex_lock(&e->lock);
     for (;;) {
         while (!e->stop && (!e->head || e->busy))

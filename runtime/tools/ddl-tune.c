@@ -228,7 +228,11 @@ int main(int argc, char **argv)
     /* On one node the lane algorithms between nodes do not run: lane/ring stands
      * for all; the multiring needs a grid. */
     int ncand = c->info.nnodes == 1 ? 2 : c->set.grid.ndims > 1 ? NCAND : NCAND - 1;
-    double t[NCAND][MAX_SIZES];
+    double t[NCAND][MAX_SIZES], started = MPI_Wtime();
+    int talk = c->info.rank == 0; /* progress on stderr: a tuning run takes minutes */
+    if (talk)
+        fprintf(stderr, "ddl-tune: %d candidates x %d sizes (%zu to %zu bytes), median of %ld calls each\n", ncand,
+                nsizes, sizes[0], sizes[nsizes - 1], iters);
     for (int k = 0; k < ncand; k++) {
         c->set.algo = candidates[k].algo;
         c->set.lane_algo = candidates[k].lane_algo;
@@ -237,6 +241,10 @@ int main(int argc, char **argv)
                 memset(buf, 0, sizes[i]);
             t[k][i] = time_size(c, buf, sizes[i] / 4, iters);
         }
+        double spent = MPI_Wtime() - started;
+        if (talk)
+            fprintf(stderr, "ddl-tune: [%d/%d] %-14s measured; %.0f s so far, about %.0f s to go for the candidates\n",
+                    k + 1, ncand, candidates[k].name, spent, spent / (k + 1) * (ncand - k - 1));
     }
     /* The winners among the lane algorithms from 1 MiB up, with each chunk size:
      * every rank needs the winners, and the owners' times decide. */
@@ -254,6 +262,9 @@ int main(int argc, char **argv)
             continue;
         c->set.algo = candidates[best[i]].algo;
         c->set.lane_algo = candidates[best[i]].lane_algo;
+        if (talk)
+            fprintf(stderr, "ddl-tune: %zu bytes: %s is fastest; trying its chunk sizes\n", sizes[i],
+                    candidates[best[i]].name);
         double fastest = t[best[i]][i];
         for (int k = 0; k < NCHUNK; k++) {
             if (chunk_candidates[k] > c->scratch_bytes)
@@ -296,16 +307,21 @@ int main(int argc, char **argv)
                 ddl_tuning_write_link(f, d, &links[d]);
         ddl_tuning_write_reduce(f, gamma);
         /* A band from each measured size to the next where the winner or its chunk changes. */
+        printf("ddl-tune: chosen, per size band (bytes, algorithm, chunk):\n");
         for (int i = 0; i < nsizes;) {
             int j = i;
             while (j + 1 < nsizes && best[j + 1] == best[i] && chunk[j + 1] == chunk[i])
                 j++;
-            ddl_tuning_write_band(f, i == 0 ? 0 : sizes[i], j + 1 < nsizes ? sizes[j + 1] : SIZE_MAX,
-                                  candidates[best[i]].name, chunk[i]);
+            for (FILE *out = f;; out = stdout) { /* the file, and what was chosen for the user */
+                ddl_tuning_write_band(out, i == 0 ? 0 : sizes[i], j + 1 < nsizes ? sizes[j + 1] : SIZE_MAX,
+                                      candidates[best[i]].name, chunk[i]);
+                if (out == stdout)
+                    break;
+            }
             i = j + 1;
         }
         fclose(f);
-        printf("ddl-tune: wrote %s\n", path);
+        printf("ddl-tune: wrote %s (%.0f s)\n", path, MPI_Wtime() - started);
     }
     if (owner)
         ddl_free(c, buf);

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ddl_parse_enum(s, names, &idx) == 0)
         FUZZ_ASSERT(idx == 0 || idx == 1);
     char out[64];
-    if (ddl_log_expand_path(s, "a-rather-long-host-name.example.org", 123456, out, sizeof(out)) == 0)
+    if (ddl_log_expand_path(s, "a-rather-long-host-name.example.org", 123456, 7, out, sizeof(out)) == 0)
         FUZZ_ASSERT(strlen(out) < sizeof(out));
     ddl_procstat_t st;
     (void)ddl_procstat_parse(s, &st);

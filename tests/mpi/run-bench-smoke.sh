@@ -15,11 +15,48 @@ grep -q '^# Out of bounds values : 0 OK' "$dir/out.txt" && pass "no wrong values
 grep -q 'time.*algbw.*busbw.*#wrong.*mpi_time.*speedup' "$dir/out.txt" && pass "nccl-tests columns" || fail "header"
 rows=$(grep -c '^ ' "$dir/out.txt")
 [ "$rows" -eq 5 ] && pass "5 sizes (8 B to 4 MiB by 16)" || fail "$rows rows, expected 5"
-if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["results"]) == 5; assert all(r["wrong"] == 0 for r in d["results"])' "$dir/out.json"; then
-    pass "JSON output"
-else
+# The JSON: nccl-tests' nesting, null for what was not measured, where and when.
+check_json() { # FILE ROWS MODE
+    /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+path, rows, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+d = json.load(open(path))
+assert d["benchmark"] == "ddl-bench" and d["timestamp"].endswith("Z") and d["command"][0].endswith("ddl-bench")
+assert d["layout"] == {"nodes": 2, "gpus_per_node": 2, "lanes": 1, "ranks": 4, "owners": 4,
+                       "helpers": "collective", "buffers": "shared"}, d["layout"]
+assert len(d["hosts"]) == 1 and len(d["ranks"]) == 4 and [r["owner"] for r in d["ranks"]] == [0, 1, 2, 3]
+assert d["environment"]["DDL_NODE_SIZE"] == "2"
+assert len(d["results"]) == rows, len(d["results"])
+for r in d["results"]:
+    for key in ("out_of_place", "in_place"):
+        assert (r[key] is None) == (mode == "mpi"), (key, r)
+        assert r[key] is None or (r[key]["wrong"] == 0 and r[key]["time"] > 0 and r[key]["busbw"] >= 0)
+    assert (r["mpi"] is None) == (mode == "ddl" or (r["type"] in ("half", "bfloat16") and r["redop"] not in ("sum", "avg"))), r
+    assert (r["speedup"] is None) == (r["mpi"] is None or r["out_of_place"] is None)
+assert d["wrong"] == 0
+PY
+}
+check_json "$dir/out.json" 5 both && pass "JSON: nested out_of_place / in_place / mpi, hosts, ranks, environment, timestamp" ||
     fail "JSON output does not parse or is incomplete"
+# A file that exists is kept unless --force; -m mpi has nulls; -d all -o all runs every type and op.
+out=$(timeout 60 $MPIRUN -n 4 "$top_builddir/ddl-bench" -J "$dir/out.json" 2>&1)
+[ $? -eq 2 ] && grep -q "out.json exists: give another -J file, or --force" <<< "$out" &&
+    pass "an existing JSON file is not overwritten without --force" || fail "existing -J file: $out"
+if DDL_NODE_SIZE=2 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 64 -e 64 -n 2 -w 0 -m mpi -J "$dir/out.json" \
+    --force > "$dir/mpi.txt" 2>&1 && check_json "$dir/out.json" 1 mpi && ! grep -q "Avg bus bandwidth    : 0$" "$dir/mpi.txt"; then
+    pass "-m mpi: no ddl timings (null), a real average bus bandwidth"
+else
+    fail "-m mpi"; cat "$dir/mpi.txt"
 fi
+if DDL_NODE_SIZE=2 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1K -e 1K -n 2 -w 0 -d all -o all -a 1 \
+    -J "$dir/all.json" > "$dir/all.txt" 2>&1 && check_json "$dir/all.json" 50 both &&
+    grep -q "^# Out of bounds values : 0 OK" "$dir/all.txt"; then
+    pass "-d all -o all: 10 types x 5 ops, every result checked"
+else
+    fail "-d all -o all"; tail -5 "$dir/all.txt"
+fi
+grep -qE "^#  Rank +3 Pid +[0-9]+ on +[^ ]+ node +1 GPU +1 " "$dir/out.txt" && pass "placement lines (Rank, Pid, host, node, GPU)" ||
+    fail "no placement lines"
 if timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -d complex > /dev/null 2>&1; then
     fail "ddl-bench accepted -d complex"
 else

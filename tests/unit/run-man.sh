@@ -12,7 +12,7 @@ fails=0 checked=0
 fail() { echo "FAIL: $*"; fails=1; }
 # "*--name*" or "*-x*" in the scdoc source: the option is documented.
 documented() { grep -q -- "\*$2\*" "$1"; }
-for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-gpu-bench; do
+for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-trace-merge ddl-gpu-bench; do
     page=$man/$tool.1.scd
     [ -f "$page" ] || { fail "$tool has no page ($page)"; continue; }
     [ -x "$top_builddir/$tool" ] || continue # ddl-gpu-bench without CUDA

@@ -6,7 +6,7 @@ set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 version=$(sed -n 's/^#define DDL_VERSION_STRING "\(.*\)"/\1/p' "$top_builddir/include/ddl/version.h")
 fails=0 checked=0
-for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-gpu-bench; do
+for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-trace-merge ddl-gpu-bench; do
     bin=$top_builddir/$tool
     [ -x "$bin" ] || { [ "$tool" = ddl-gpu-bench ] && continue; echo "FAIL: $tool was not built"; fails=1; continue; }
     out=$(timeout 5 "$bin" --version 2>&1)
@@ -15,7 +15,8 @@ for tool in ddl-info ddl-helper ddl-bench ddl-topo ddl-tune ddlrun ddl-plot ddl-
     [ $? -eq 0 ] && grep -q "^usage: $tool" <<< "$out" || { echo "FAIL: $tool --help: $(head -2 <<< "$out")"; fails=1; }
     checked=$((checked + 1))
 done
-for tool in ddl-info ddl-bench ddl-topo ddl-tune; do
+for tool in ddl-info ddl-bench ddl-topo ddl-tune ddl-gpu-bench; do
+    [ -x "$top_builddir/$tool" ] || continue # ddl-gpu-bench without CUDA
     out=$(timeout 5 "$top_builddir/$tool" stray-argument 2>&1)
     [ $? -eq 2 ] && grep -q "unexpected argument 'stray-argument'" <<< "$out" ||
         { echo "FAIL: $tool with a stray argument: $(head -1 <<< "$out")"; fails=1; }

@@ -33,14 +33,16 @@ START_TEST(test_log_path_bounded)
     char out[32], host[200];
     memset(host, 'h', sizeof(host) - 1);
     host[sizeof(host) - 1] = '\0';
-    ck_assert_int_eq(ddl_log_expand_path("/tmp/%h.log", host, 1, out, sizeof(out)), -1);
-    ck_assert_int_eq(ddl_log_expand_path("%p%p%p%p%p%p", "n", 1234567, out, sizeof(out)), -1);
-    ck_assert_int_eq(ddl_log_expand_path("/t/%h-%p.log", "node1", 42, out, sizeof(out)), 0);
+    ck_assert_int_eq(ddl_log_expand_path("/tmp/%h.log", host, 1, 5, out, sizeof(out)), -1);
+    ck_assert_int_eq(ddl_log_expand_path("%p%p%p%p%p%p", "n", 1234567, 5, out, sizeof(out)), -1);
+    ck_assert_int_eq(ddl_log_expand_path("/t/%h-%p.log", "node1", 42, 5, out, sizeof(out)), 0);
     ck_assert_str_eq(out, "/t/node1-42.log");
+    ck_assert_int_eq(ddl_log_expand_path("/t/trace-%r.json", "node1", 42, 5, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/t/trace-5.json");
     /* Exactly full (31 characters and the NUL), and one more. */
-    ck_assert_int_eq(ddl_log_expand_path("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "", 0, out, sizeof(out)), 0);
-    ck_assert_int_eq(ddl_log_expand_path("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "", 0, out, sizeof(out)), -1);
-    ck_assert_int_eq(ddl_log_expand_path("100%", "", 0, out, sizeof(out)), 0);
+    ck_assert_int_eq(ddl_log_expand_path("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "", 0, 5, out, sizeof(out)), 0);
+    ck_assert_int_eq(ddl_log_expand_path("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "", 0, 5, out, sizeof(out)), -1);
+    ck_assert_int_eq(ddl_log_expand_path("100%", "", 0, 5, out, sizeof(out)), 0);
     ck_assert_str_eq(out, "100%");
 }
 END_TEST
