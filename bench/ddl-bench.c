@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "bench_opts.h"
 #include "bench_stats.h"
 #include "ddl.h"
 #include "half.h"
@@ -28,8 +29,8 @@ typedef enum { MODE_BOTH, MODE_DDL, MODE_MPI } mode_t_;
 typedef enum { AVERAGE_RANK0, AVERAGE_MEAN, AVERAGE_MIN, AVERAGE_MAX } average_t;
 
 typedef struct {
-    size_t min_bytes, max_bytes;
-    long factor, iters, warmup;
+    bench_sweep_t sweep;
+    long warmup;
     int check, shared, force;
     average_t average;
     mode_t_ mode;
@@ -93,7 +94,7 @@ static int parse_list(const char *arg, const char *const *names, int count, int 
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5, .check = 1,
+    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20}, .warmup = 5, .check = 1,
                   .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1, .nops = 1,
                   .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
@@ -101,20 +102,15 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     enum { OPT_FORCE = 256 };
     /* nccl-tests' long names. */
     static const struct option longopts[] = {
-        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
-        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
-        {"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
+        BENCH_SWEEP_LONGOPTS, {"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
         {"datatype", required_argument, 0, 'd'}, {"op", required_argument, 0, 'o'},
         {"average", required_argument, 0, 'a'}, {"mode", required_argument, 0, 'm'},
         {"buffers", required_argument, 0, 'B'}, {"json", required_argument, 0, 'J'},
         {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:d:o:a:m:B:J:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "w:c:d:o:a:m:B:J:h", longopts, NULL)) != -1) {
         int bad = 0;
-        switch (c) {
-        case 'b': bad = ddl_parse_size(optarg, &o->min_bytes); break;
-        case 'e': bad = ddl_parse_size(optarg, &o->max_bytes); break;
-        case 'f': bad = ddl_parse_long(optarg, 2, 1 << 20, &o->factor); break;
-        case 'n': bad = ddl_parse_long(optarg, 1, 1 << 24, &o->iters); break;
+        switch (bench_sweep_option(c, optarg, &o->sweep, &bad) ? 0 : c) {
+        case 0: break; /* a sweep option */
         case 'w': bad = ddl_parse_long(optarg, 0, 1 << 24, &o->warmup); break;
         case 'c': bad = ddl_parse_long(optarg, 0, 1, &v); o->check = (int)v; break;
         case 'a': bad = ddl_parse_long(optarg, 0, 3, &v); o->average = (average_t)v; break;
@@ -144,15 +140,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             return -1;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "ddl-bench: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
+    if (bench_sweep_check("ddl-bench", argc, argv, &o->sweep, 1) != 0)
         return -1;
-    }
-    if (o->min_bytes > o->max_bytes || o->min_bytes == 0) {
-        fprintf(stderr, "ddl-bench: -b %zu and -e %zu: need 0 < min <= max\n", o->min_bytes, o->max_bytes);
-        return -1;
-    }
     struct stat st;
     if (o->json && !o->force && stat(o->json, &st) == 0) {
         fprintf(stderr, "ddl-bench: %s exists: give another -J file, or --force to overwrite it\n", o->json);
@@ -274,8 +263,8 @@ static void combine(const bench_t *b, const opts_t *o, double *v, int n)
  * alternate, so that both see the same machine). */
 static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, double *mpi_us, int *err)
 {
-    long total = o->warmup + o->iters;
-    double *ddl_t = calloc((size_t)o->iters, sizeof(double)), *mpi_t = calloc((size_t)o->iters, sizeof(double));
+    long total = o->warmup + o->sweep.iters;
+    double *ddl_t = calloc((size_t)o->sweep.iters, sizeof(double)), *mpi_t = calloc((size_t)o->sweep.iters, sizeof(double));
     int owner = b->info.role == DDL_ROLE_OWNER;
     MPI_Datatype mt = MPI_BYTE;
     MPI_Op mo = MPI_OP_NULL;
@@ -310,7 +299,7 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
             mpi_t[it - o->warmup] = t[3] - t[2];
         }
     }
-    double med[2] = {bench_median(ddl_t, (size_t)o->iters) * 1e6, bench_median(mpi_t, (size_t)o->iters) * 1e6};
+    double med[2] = {bench_median(ddl_t, (size_t)o->sweep.iters) * 1e6, bench_median(mpi_t, (size_t)o->sweep.iters) * 1e6};
     if (owner)
         combine(b, o, med, 2);
     if (mpi_us)
@@ -327,15 +316,15 @@ static double time_mpi(bench_t *b, const opts_t *o, size_t count)
     MPI_Op mo;
     if (b->info.role != DDL_ROLE_OWNER || mpi_baseline_args(o->dtype, o->op, &mt, &mo) != 0)
         return -1;
-    double *t = calloc((size_t)o->iters, sizeof(double));
-    for (long it = 0; it < o->warmup + o->iters; it++) {
+    double *t = calloc((size_t)o->sweep.iters, sizeof(double));
+    for (long it = 0; it < o->warmup + o->sweep.iters; it++) {
         MPI_Barrier(b->owners);
         double t0 = MPI_Wtime();
         MPI_Allreduce(b->send, b->recv, (int)count, mt, mo, b->owners);
         if (it >= o->warmup)
             t[it - o->warmup] = MPI_Wtime() - t0;
     }
-    double med = bench_median(t, (size_t)o->iters) * 1e6;
+    double med = bench_median(t, (size_t)o->sweep.iters) * 1e6;
     combine(b, o, &med, 1);
     free(t);
     return med;
@@ -435,13 +424,13 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
            b->serve ? "serve" : "collective", o->shared ? "shared (ddl_malloc)" : "staged (malloc)",
            algo ? algo : "auto");
     printf("# minBytes %zu maxBytes %zu step: %ld(factor) warmup iters: %ld iters: %ld validation: %d\n",
-           o->min_bytes, o->max_bytes, o->factor, o->warmup, o->iters, o->check);
+           o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->warmup, o->sweep.iters, o->check);
     printf("#\n# Using devices (owners; each GPU's %d lane(s) run on its node)\n", b->info.lanes);
     for (int r = 0; r < b->info.owner_size; r++)
         printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
                places[r].host, places[r].node, places[r].gpu, places[r].devices, places[r].cores);
     printf("#\n# baseline: system MPI_Allreduce over the %d owners; time = %s median of %ld calls (-a %d)\n",
-           b->info.owner_size, average_names[o->average], o->iters, (int)o->average);
+           b->info.owner_size, average_names[o->average], o->sweep.iters, (int)o->average);
     if (b->info.nnodes == 1 && o->mode != MODE_MPI)
         printf("# mem%%: the memory floor (every owner buffer read and written once: 2 x %d GPUs x size bytes at the "
                "owners' summed memcpy bandwidth of that size, copying at once) over the out-of-place time\n",
@@ -533,8 +522,8 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
                "\"helpers\": \"%s\", \"buffers\": \"%s\"},\n", b->info.nnodes, b->info.gpus_per_node, b->info.lanes,
             b->info.size, n, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged");
     fprintf(f, "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %ld, \"iters\": %ld, "
-               "\"warmup_iters\": %ld, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n", o->min_bytes,
-            o->max_bytes, o->factor, o->iters, o->warmup, o->check, (int)o->average, mode_names[o->mode]);
+               "\"warmup_iters\": %ld, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n", o->sweep.min_bytes,
+            o->sweep.max_bytes, o->sweep.factor, o->sweep.iters, o->warmup, o->check, (int)o->average, mode_names[o->mode]);
     fputs("  \"hosts\": [", f);
     for (int r = 0, first = 1; r < n; r++) {
         int seen = 0;
@@ -627,22 +616,22 @@ int main(int argc, char **argv)
     int owner = b.info.role == DDL_ROLE_OWNER, err = 0;
     if (owner) {
         if (o.shared) {
-            st = ddl_malloc(b.comm, o.max_bytes, &b.send);
+            st = ddl_malloc(b.comm, o.sweep.max_bytes, &b.send);
             if (st == DDL_OK)
-                st = ddl_malloc(b.comm, o.max_bytes, &b.recv);
+                st = ddl_malloc(b.comm, o.sweep.max_bytes, &b.recv);
         } else {
-            b.send = malloc(o.max_bytes);
-            b.recv = malloc(o.max_bytes);
+            b.send = malloc(o.sweep.max_bytes);
+            b.recv = malloc(o.sweep.max_bytes);
             st = b.send && b.recv ? DDL_OK : DDL_ERR_NO_MEMORY;
         }
         if (st != DDL_OK) {
-            fprintf(stderr, "ddl-bench: cannot allocate 2 x %zu bytes: %s\n", o.max_bytes, ddl_last_error());
+            fprintf(stderr, "ddl-bench: cannot allocate 2 x %zu bytes: %s\n", o.sweep.max_bytes, ddl_last_error());
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
     /* Every size of every type and op (-d all, -o all), largest count first in memory. */
     int per_combo = 0;
-    for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= (size_t)o.factor)
+    for (size_t bytes = o.sweep.min_bytes; bytes <= o.sweep.max_bytes; bytes *= (size_t)o.sweep.factor)
         per_combo++;
     row_t *rows = calloc((size_t)(per_combo * o.ndtypes * o.nops), sizeof(row_t));
     int nrows = 0;
@@ -662,7 +651,7 @@ int main(int argc, char **argv)
                 cur.dtype = o.dtypes[t];
                 cur.op = o.ops[k];
                 size_t esize = ddl_dtype_size(cur.dtype);
-                for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= (size_t)o.factor) {
+                for (size_t bytes = o.sweep.min_bytes; bytes <= o.sweep.max_bytes; bytes *= (size_t)o.sweep.factor) {
                     row_t *r = &rows[nrows];
                     *r = (row_t){.dtype = cur.dtype, .op = cur.op, .count = bytes / esize};
                     r->bytes = r->count * esize;

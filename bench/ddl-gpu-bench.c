@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench_opts.h"
 #include "bench_stats.h"
 #include "ddl.h"
 #include "parse.h"
@@ -106,45 +107,28 @@ static void usage(FILE *f)
                "  -h, --help; --version\n");
 }
 
-typedef struct {
-    size_t min_bytes, max_bytes;
-    long factor, iters;
-} opts_t;
-
 /* nccl-tests' names, as ddl-bench; 1: --help answered, -1: a mistake. */
-static int parse_opts(int argc, char **argv, opts_t *o)
+static int parse_opts(int argc, char **argv, bench_sweep_t *o)
 {
-    *o = (opts_t){4096, MAX_BYTES, 4, 20};
-    static const struct option longopts[] = {
-        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
-        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    *o = (bench_sweep_t){4096, MAX_BYTES, 4, 20};
+    static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "b:e:f:n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "h", longopts, NULL)) != -1) {
         int bad = 0;
-        switch (c) {
-        case 'b': bad = ddl_parse_size(optarg, &o->min_bytes); break;
-        case 'e': bad = ddl_parse_size(optarg, &o->max_bytes); break;
-        case 'f': bad = ddl_parse_long(optarg, 2, 1 << 20, &o->factor); break;
-        case 'n': bad = ddl_parse_long(optarg, 1, 1 << 24, &o->iters); break;
-        case 'h': usage(stdout); return 1;
-        default: usage(stderr); return -1;
+        if (c == 'h') {
+            usage(stdout);
+            return 1;
+        }
+        if (!bench_sweep_option(c, optarg, o, &bad)) {
+            usage(stderr);
+            return -1;
         }
         if (bad) {
             fprintf(stderr, "ddl-gpu-bench: invalid value '%s' for -%c\n", optarg, c);
             return -1;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "ddl-gpu-bench: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        return -1;
-    }
-    if (o->min_bytes < 4 || o->min_bytes > o->max_bytes) {
-        fprintf(stderr, "ddl-gpu-bench: -b %zu and -e %zu: need 4 <= min <= max\n", o->min_bytes, o->max_bytes);
-        return -1;
-    }
-    return 0;
+    return bench_sweep_check("ddl-gpu-bench", argc, argv, o, 4);
 }
 
 int main(int argc, char **argv)
@@ -152,7 +136,7 @@ int main(int argc, char **argv)
     /* Options first: --help, --version and mistakes answer at once, without MPI. */
     if (ddl_tool_info(argc, argv, "ddl-gpu-bench", usage))
         return 0;
-    opts_t o;
+    bench_sweep_t o;
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
