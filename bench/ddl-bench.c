@@ -34,7 +34,7 @@ typedef struct {
     int check, shared, force;
     average_t average;
     mode_t_ mode;
-    ddl_dtype_t dtype; /* of the combination running */
+    ddl_dtype_t dtype; /* of the combination running (a copy of the options per combination) */
     ddl_redop_t op;
     int ndtypes, nops; /* -d all, -o all: every one */
     ddl_dtype_t dtypes[DDL_DTYPE_COUNT];
@@ -147,8 +147,6 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         fprintf(stderr, "ddl-bench: %s exists: give another -J file, or --force to overwrite it\n", o->json);
         return -1;
     }
-    o->dtype = o->dtypes[0];
-    o->op = o->ops[0];
     return 0;
 }
 
@@ -263,8 +261,9 @@ static void combine(const bench_t *b, const opts_t *o, double *v, int n)
  * alternate, so that both see the same machine). */
 static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, double *mpi_us, int *err)
 {
+    size_t iters = (size_t)o->sweep.iters;
     long total = o->warmup + o->sweep.iters;
-    double *ddl_t = calloc((size_t)o->sweep.iters, sizeof(double)), *mpi_t = calloc((size_t)o->sweep.iters, sizeof(double));
+    double *ddl_t = calloc(iters, sizeof(double)), *mpi_t = calloc(iters, sizeof(double));
     int owner = b->info.role == DDL_ROLE_OWNER;
     MPI_Datatype mt = MPI_BYTE;
     MPI_Op mo = MPI_OP_NULL;
@@ -299,7 +298,7 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
             mpi_t[it - o->warmup] = t[3] - t[2];
         }
     }
-    double med[2] = {bench_median(ddl_t, (size_t)o->sweep.iters) * 1e6, bench_median(mpi_t, (size_t)o->sweep.iters) * 1e6};
+    double med[2] = {bench_median(ddl_t, iters) * 1e6, bench_median(mpi_t, iters) * 1e6};
     if (owner)
         combine(b, o, med, 2);
     if (mpi_us)
@@ -442,11 +441,14 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
            "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "", "");
 }
 
+/* nccl-tests' algorithm bandwidth (GB/s; 0 when not timed) and the factor
+ * that makes it the bus bandwidth of an allreduce over n GPUs, 2(n-1)/n. */
+static double algbw(size_t bytes, double us) { return us > 0 ? (double)bytes / us / 1e3 : 0; }
+static double bus_factor(int n) { return n > 1 ? 2.0 * (n - 1) / n : 1.0; }
+
 static void print_row(const row_t *r, int n)
 {
-    double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
-    double alg = r->oop_us > 0 ? (double)r->bytes / r->oop_us / 1e3 : 0;
-    double algi = r->ip_us > 0 ? (double)r->bytes / r->ip_us / 1e3 : 0;
+    double factor = bus_factor(n), alg = algbw(r->bytes, r->oop_us), algi = algbw(r->bytes, r->ip_us);
     printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[r->dtype], op_names[r->op], -1);
     if (r->oop_us >= 0)
         printf("%9.2f %8.2f %8.2f %6ld %9.2f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, r->oop_wrong, r->ip_us,
@@ -491,7 +493,7 @@ static void json_timing(FILE *f, const char *name, double us, size_t bytes, doub
         fputs("null", f);
         return;
     }
-    double alg = us > 0 ? (double)bytes / us / 1e3 : 0;
+    double alg = algbw(bytes, us);
     fprintf(f, "{\"time\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f", us, alg, alg * factor);
     if (with_wrong)
         fprintf(f, ", \"wrong\": %ld", wrong);
@@ -511,7 +513,7 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
     time_t now = time(NULL);
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int n = b->info.owner_size;
-    double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
+    double factor = bus_factor(n);
     fprintf(f, "{\n  \"benchmark\": \"ddl-bench\",\n  \"version\": \"%s\",\n  \"timestamp\": \"%s\",\n  \"command\": [",
             DDL_VERSION_STRING, stamp);
     for (int i = 0; i < argc; i++) {
@@ -523,7 +525,8 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
             b->info.size, n, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged");
     fprintf(f, "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %ld, \"iters\": %ld, "
                "\"warmup_iters\": %ld, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n", o->sweep.min_bytes,
-            o->sweep.max_bytes, o->sweep.factor, o->sweep.iters, o->warmup, o->check, (int)o->average, mode_names[o->mode]);
+            o->sweep.max_bytes, o->sweep.factor, o->sweep.iters, o->warmup, o->check, (int)o->average,
+            mode_names[o->mode]);
     fputs("  \"hosts\": [", f);
     for (int r = 0, first = 1; r < n; r++) {
         int seen = 0;
@@ -629,7 +632,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    /* Every size of every type and op (-d all, -o all), largest count first in memory. */
+    /* A row for every size of every type and op (-d all, -o all). */
     int per_combo = 0;
     for (size_t bytes = o.sweep.min_bytes; bytes <= o.sweep.max_bytes; bytes *= (size_t)o.sweep.factor)
         per_combo++;
@@ -669,13 +672,13 @@ int main(int argc, char **argv)
     }
     long wrong = 0;
     double busbw_sum = 0;
-    int n = b.info.owner_size, timed = 0;
+    int timed = 0;
     for (int i = 0; i < nrows; i++) {
         wrong += rows[i].oop_wrong + rows[i].ip_wrong;
         /* -m mpi has only the baseline: its average is the baseline's. */
         double us = o.mode == MODE_MPI ? rows[i].mpi_us : rows[i].oop_us;
         if (us > 0) {
-            busbw_sum += (double)rows[i].bytes / us / 1e3 * (n > 1 ? 2.0 * (n - 1) / n : 1.0);
+            busbw_sum += algbw(rows[i].bytes, us) * bus_factor(b.info.owner_size);
             timed++;
         }
     }

@@ -140,10 +140,8 @@ int main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    long iters = o.iters;
-    size_t max_bytes = o.max_bytes;
     MPI_Init(&argc, &argv);
-    bench_t b = {.iters = (int)iters};
+    bench_t b = {.iters = (int)o.iters};
     cuda_aware = getenv("DDL_BENCH_CUDA_AWARE_MPI") && atoi(getenv("DDL_BENCH_CUDA_AWARE_MPI"));
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -159,10 +157,10 @@ int main(int argc, char **argv)
     b.owners = ddl_comm_owners(b.comm);
     check_cuda(cudaSetDevice(b.info.gpu % devices), "cudaSetDevice");
     if (b.info.role == DDL_ROLE_OWNER) {
-        check_cuda(cudaMalloc(&b.dsend, max_bytes), "cudaMalloc");
-        check_cuda(cudaMalloc(&b.drecv, max_bytes), "cudaMalloc");
-        check_cuda(cudaMemset(b.dsend, 0, max_bytes), "cudaMemset");
-        check_cuda(cudaMallocHost(&b.host, max_bytes), "cudaMallocHost");
+        check_cuda(cudaMalloc(&b.dsend, o.max_bytes), "cudaMalloc");
+        check_cuda(cudaMalloc(&b.drecv, o.max_bytes), "cudaMalloc");
+        check_cuda(cudaMemset(b.dsend, 0, o.max_bytes), "cudaMemset");
+        check_cuda(cudaMallocHost(&b.host, o.max_bytes), "cudaMallocHost");
     }
     int P = b.info.owner_size > 0 ? b.info.owner_size : b.info.nnodes * b.info.gpus_per_node;
     if (b.info.rank == 0) {
@@ -173,7 +171,7 @@ int main(int argc, char **argv)
         printf("%12s %10s %10s %10s %9s %9s %9s\n", "bytes", "ddl_us", "copy_us", "mpi_us", "busbw", "ddl/copy",
                "speedup");
     }
-    for (size_t bytes = o.min_bytes / 4 * 4; bytes <= max_bytes; bytes *= (size_t)o.factor) {
+    for (size_t bytes = o.min_bytes / 4 * 4; bytes <= o.max_bytes; bytes *= (size_t)o.factor) {
         double ddl_us = timed(&b, bytes, run_ddl), copy_us = timed(&b, bytes, run_copy),
                mpi_us = timed(&b, bytes, run_mpi);
         if (b.info.rank == 0)
