@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "algo.h"
+#include "bench_opts.h"
 #include "bench_stats.h"
 #include "comm.h"
 #include "grid.h"
@@ -168,11 +169,10 @@ int main(int argc, char **argv)
     if (ddl_tool_info(argc, argv, "ddl-tune", usage))
         return 0;
     list_candidates();
-    static const struct option longopts[] = {
-        {"minbytes", required_argument, 0, 'b'}, {"maxbytes", required_argument, 0, 'e'},
-        {"stepfactor", required_argument, 0, 'f'}, {"iters", required_argument, 0, 'n'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((opt = getopt_long(argc, argv, "b:e:f:n:o:h", longopts, NULL)) != -1) {
+    /* The benchmarks' names for the sweep; ddl-tune's own bounds below. */
+    static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, {"output", required_argument, 0, 'o'},
+                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((opt = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "o:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (opt) {
         case 'b': bad = ddl_parse_size(optarg, &min) || min < 4; break;
@@ -191,6 +191,10 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "ddl-tune: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        return 2;
+    }
+    if (min > max) { /* no size to measure */
+        fprintf(stderr, "ddl-tune: -b %zu and -e %zu: need min <= max\n", min, max);
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -312,12 +316,9 @@ int main(int argc, char **argv)
             int j = i;
             while (j + 1 < nsizes && best[j + 1] == best[i] && chunk[j + 1] == chunk[i])
                 j++;
-            for (FILE *out = f;; out = stdout) { /* the file, and what was chosen for the user */
-                ddl_tuning_write_band(out, i == 0 ? 0 : sizes[i], j + 1 < nsizes ? sizes[j + 1] : SIZE_MAX,
-                                      candidates[best[i]].name, chunk[i]);
-                if (out == stdout)
-                    break;
-            }
+            size_t lo = i == 0 ? 0 : sizes[i], hi = j + 1 < nsizes ? sizes[j + 1] : SIZE_MAX;
+            ddl_tuning_write_band(f, lo, hi, candidates[best[i]].name, chunk[i]);
+            ddl_tuning_write_band(stdout, lo, hi, candidates[best[i]].name, chunk[i]); /* what was chosen */
             i = j + 1;
         }
         fclose(f);
