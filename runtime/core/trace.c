@@ -15,7 +15,7 @@
 #include "params.h"
 #include "trace.h"
 
-bool ddl_trace_on;
+_Atomic bool ddl_trace_on;
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *trace_file;

@@ -7,10 +7,12 @@
 #ifndef DDL_TRACE_H
 #define DDL_TRACE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
-/* True once a DDL_TRACE file is open: callers skip their stamps otherwise. */
-extern bool ddl_trace_on;
+/* True once a DDL_TRACE file is open: callers skip their stamps otherwise.
+ * Atomic: the progress thread reads it while exit closes the file. */
+extern _Atomic bool ddl_trace_on;
 
 /* Opens the file for this process (the first communicator; later calls do
  * nothing) and names the rank's track.  A path that cannot be opened is a
