@@ -10,7 +10,8 @@ packages=(build-essential autoconf automake libtool pkg-config
           openmpi-bin libopenmpi-dev libhwloc-dev hwloc libpmix-dev check
           slurm-wlm slurmctld slurmd munge libslurm-dev slurm-wlm-plugins-dev
           iproute2 python3 python3-numpy python3-torch gnuplot-nox
-          clang libclang-rt-14-dev scdoc man-db python3-venv rpm python3-jsonschema)
+          clang libclang-rt-14-dev scdoc man-db python3-venv rpm python3-jsonschema
+          debhelper dh-python lintian)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,15 +4,12 @@
 # (lintian clean), apt install ./*.deb, then with only the installed files a
 # test cluster runs srun --ddl-lanes=2 ddl-bench through the installed sample
 # plugstack file, man and pkg-config work, and python3 imports ddl; the
-# packages are purged at the end.
+# packages are purged at the end.  After scripts/setup.sh, which configures the
+# tree and installs what make deb needs (debhelper, dh-python, lintian).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 packages=(libddl0 libddl-dev ddl-lanes slurm-spank-ddl python3-ddl libddl0-dbgsym ddl-lanes-dbgsym slurm-spank-ddl-dbgsym)
-need=(debhelper dh-python lintian)
-missing=()
-for p in "${need[@]}"; do dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p"); done
-[ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
 fails=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; fails=1; }
