@@ -10,7 +10,8 @@ const char *const ddl_gpu_transport_names[] = {"auto", "staged", "mpi", "nccl", 
 
 static const ddl_algo_desc_t algos[] = {
     {"allreduce", DDL_ALGO_AUTO, "auto",
-     "system MPI below DDL_MPI_THRESHOLD bytes, above it lane (multiring when DDL_TOPOLOGY is set)"},
+     "per size class, the fastest of the system MPI and the lanes (multiring when DDL_TOPOLOGY is set) as the first "
+     "calls timed them (DDL_SELECT=online); DDL_SELECT=model: MPI below DDL_MPI_THRESHOLD bytes, lanes above"},
     {"allreduce", DDL_ALGO_MPI, "mpi",
      "the system MPI_Allreduce over the owners (one rank per GPU); helpers idle"},
     {"allreduce", DDL_ALGO_LANE, "lane",

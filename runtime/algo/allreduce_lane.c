@@ -220,30 +220,52 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int wh
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }
 
+size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
+{
+    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    size_t chunk = band && band->chunk ? band->chunk : c->set.chunk_size;
+    if (chunk)
+        return chunk < c->scratch_bytes ? chunk : c->scratch_bytes;
+    return ddl_model_chunk(&c->set.tuning.model, multiring ? &c->set.grid : NULL, c->info.nnodes,
+                           bytes / (size_t)c->info.local_size, c->scratch_bytes);
+}
+
+/* Online selection's chunk candidates: half or twice the chunk, in whole 4 KiB
+ * pages and within the scratch buffers. */
+static size_t scale_chunk(const ddl_comm_t *c, size_t chunk, int shift)
+{
+    if (shift < 0)
+        chunk = chunk / 2 / 4096 * 4096;
+    else if (shift > 0)
+        chunk *= 2;
+    return chunk < 4096 ? 4096 : chunk > c->scratch_bytes ? c->scratch_bytes : chunk;
+}
+
 /* This call's algorithms and chunk: a tuning band for its size first, then
- * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; DDL_EXPLORE may
- * override the per-dimension choice while it measures, and after. */
+ * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; online selection's
+ * candidate (c->call->cand) replaces the lane algorithm and scales the chunk;
+ * DDL_EXPLORE may override the per-dimension choice while it measures, and
+ * after. */
 static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
 {
     const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    const ddl_candidate_t *cand = c->call->cand;
     ddl_call_plan_t *p = &c->call->plan;
     memset(p, 0, sizeof(*p));
     p->multiring = multiring;
     p->explore = -1;
     p->lane_algo = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
-    size_t per_rank = bytes / (size_t)c->info.local_size;
-    if (band && band->chunk)
-        p->chunk = band->chunk < c->scratch_bytes ? band->chunk : c->scratch_bytes;
-    else if (c->set.chunk_size)
-        p->chunk = c->set.chunk_size < c->scratch_bytes ? c->set.chunk_size : c->scratch_bytes;
-    else
-        p->chunk = ddl_model_chunk(&c->set.tuning.model, multiring ? &c->set.grid : NULL, c->info.nnodes, per_rank,
-                                   c->scratch_bytes);
+    p->chunk = ddl_lane_chunk(c, bytes, multiring);
+    if (cand && cand->lane_algo)
+        p->lane_algo = cand->lane_algo;
+    if (cand && cand->chunk_shift)
+        p->chunk = scale_chunk(c, p->chunk, cand->chunk_shift);
     if (multiring && band && band->ndims) {
         p->dims_fixed = 1;
         for (int d = 1; d <= band->ndims && d < DDL_GRID_MAX_DIMS; d++)
             p->dim_algo[d] = band->dim_algo[d];
     }
+    size_t per_rank = bytes / (size_t)c->info.local_size;
     if (c->set.explore && !p->dims_fixed && (multiring || p->lane_algo == DDL_INTER_AUTO) && c->info.nnodes > 1)
         ddl_explore_plan(&c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
 }

@@ -16,6 +16,7 @@
 #include "algo.h"
 #include "lanemap.h"
 #include "log.h"
+#include "select.h"
 #include "trace.h"
 
 /* A destroyed communicator keeps its (small) struct, marked dead, so that a
@@ -449,9 +450,10 @@ static void log_tuning(const ddl_comm_t *c)
                  t->model.measured[d] ? "measured: tuning file" : "default, measured on the emulated 1 Gbit/s cluster");
     DDL_INFO(DDL_SUBSYS_COLL, "cost model, host reduction: %.0f MB/s", 1e-6 / t->model.gamma);
     if (t->nbands == 0) {
-        DDL_INFO(DDL_SUBSYS_COLL, "no tuning bands: DDL_ALGO=%s below/above DDL_MPI_THRESHOLD=%zu bytes, lanes %s "
-                 "(auto: the cost model per chunk), chunk %s", ddl_algo_names[c->set.algo], c->set.mpi_threshold,
-                 ddl_inter_algo_names[c->set.lane_algo], ddl_param_string("DDL_CHUNK_SIZE"));
+        DDL_INFO(DDL_SUBSYS_COLL, "no tuning bands: DDL_ALGO=%s, %s, lanes %s (auto: the cost model per chunk), "
+                 "chunk %s", ddl_algo_names[c->set.algo], c->online_on ? "chosen online per size class (DDL_SELECT)"
+                 : "MPI below DDL_MPI_THRESHOLD (DDL_SELECT=model)", ddl_inter_algo_names[c->set.lane_algo],
+                 ddl_param_string("DDL_CHUNK_SIZE"));
         return;
     }
     for (int i = 0; i < t->nbands; i++) {
@@ -513,8 +515,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_gpu_comm_setup(c)), st, fail);
-    if (c->set.mpi_threshold == DDL_THRESHOLD_AUTO)
-        c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
+    DDL_CHECK_GOTO(agree(c, ddl_select_init(c)), st, fail);
     ddl_engine_init(&c->engine);
     c->magic = DDL_COMM_LIVE;
     log_lane_map(c);

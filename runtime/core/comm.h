@@ -11,6 +11,7 @@
 #include "explore.h"
 #include "heap.h"
 #include "node.h"
+#include "online.h"
 #include "params.h"
 #include "steps.h"
 #include "ddl_limits.h"
@@ -44,6 +45,10 @@ struct ddl_comm {
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
     ddl_explore_t explore;       /* DDL_EXPLORE: what the first calls measured */
+    ddl_online_t online;         /* DDL_SELECT=online: what each size class measured and chose */
+    bool online_on;
+    MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
+    char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     ddl_sched_t sched[DDL_NSCHED];
 
@@ -58,7 +63,7 @@ struct ddl_comm {
     bool broken;                 /* a collective failed: later calls fail at once */
     char broken_why[256];        /* the message of the failure that broke it */
     ddl_engine_t engine;         /* posted requests and the progress thread (engine.c) */
-    unsigned logged_algos;       /* algorithms already announced at INFO */
+    unsigned logged_algos;       /* algorithms a fixed rule chose, already announced at INFO */
     unsigned long long model_logged; /* chunk sizes (log2) whose model choice was announced */
 };
 
@@ -74,6 +79,9 @@ ddl_status_t ddl_allreduce_system_mpi(const void *sendbuf, void *recvbuf, size_t
 /* Owners pass their buffers; helpers pass NULL. */
 ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                 ddl_redop_t op, int multiring, ddl_comm_t *comm);
+/* The chunk a lane call of `bytes` uses before online selection scales it: the
+ * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
+size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
 /* This call's step list between the nodes for a chunk of n elements
  * (algo/lane_steps.c): *nsteps entries of steps. */
 ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *steps, int *nsteps);

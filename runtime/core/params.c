@@ -19,6 +19,7 @@
 #include "ddl_limits.h"
 
 static const char *const helper_modes[] = {"collective", "serve", NULL};
+static const char *const select_modes[] = {"online", "model", NULL};
 static const char *const debug_levels[] = {"NONE", "WARN", "INFO", "TRACE", "VERSION", NULL};
 
 static ddl_status_t load_tuning(ddl_settings_t *s, const char *path);
@@ -54,7 +55,17 @@ static const ddl_param_t params[] = {
      "the full check before each allreduce: every rank's count, type and op gathered and compared (a "
      "cheaper signature check is always on)"},
     {"DDL_ALGO", DDL_PARAM_ENUM, "auto", ddl_algo_names, 0, 0, NULL, 0, SETTING(algo), 1, NULL, NULL,
-     "allreduce algorithm: auto chooses by message size (see DDL_MPI_THRESHOLD)"},
+     "allreduce algorithm: auto chooses per message size (see DDL_SELECT)"},
+    {"DDL_SELECT", DDL_PARAM_ENUM, "online", select_modes, 0, 0, NULL, 0, SETTING(select), 1, NULL, NULL,
+     "how auto chooses where no tuning-file band does: online (the first calls of each size class, by log2 "
+     "of the bytes, time the system MPI, each lane algorithm and three chunk sizes, and every rank agrees on the "
+     "fastest; DDL_DEBUG=INFO prints each decision) or model (DDL_MPI_THRESHOLD and the cost model)"},
+    {"DDL_SELECT_DRIFT", DDL_PARAM_INT, "50", NULL, 1, 1000, NULL, 0, SETTING(select_drift), 1, NULL, NULL,
+     "online selection: a size class whose time has changed by more than this many percent since its "
+     "decision is timed again (checked every 50 ms or so of its calls)"},
+    {"DDL_TUNING_SAVE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
+     "online selection: rank 0 writes the decisions to this file as tuning-file bands, after each one; "
+     "DDL_TUNING_FILE reads it back"},
     {"DDL_LANE_ALGO", DDL_PARAM_ENUM, "auto", ddl_inter_algo_names, 0, 0, NULL, 0, SETTING(lane_algo), 1, NULL, NULL,
      "inter-node algorithm of each lane: auto chooses per chunk from the cost model (see ddl-tune)"},
     {"DDL_GPU_TRANSPORT", DDL_PARAM_ENUM, "auto", ddl_gpu_transport_names, 0, 0, NULL, 0, SETTING(gpu_transport), 1,
@@ -64,7 +75,8 @@ static const ddl_param_t params[] = {
     {"DDL_MPI_THRESHOLD", DDL_PARAM_SIZE, "auto", NULL, 0, 0, "auto", DDL_THRESHOLD_AUTO, SETTING(mpi_threshold), 1,
      NULL, NULL,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
-     "owners; auto: 512 on one node, 128K across nodes (measured crossovers, bench/RESULTS.md)"},
+     "owners; auto: online selection decides (DDL_SELECT=model: 512 on one node, 128K across nodes, "
+     "measured crossovers, bench/RESULTS.md); set, it holds under online selection too"},
     {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0, NULL, 0, SETTING(explore), 1, NULL, NULL,
      "PowerAI DDL's p: mode: the first calls of each chunk size time ring and recursive doubling along "
      "every multiring dimension, and later calls keep the faster per dimension"},

@@ -66,6 +66,8 @@ ddl_status_t ddl_param_long(const char *name, long *out);
 #define DDL_MPI_THRESHOLD_ONE_NODE 512
 #define DDL_MPI_THRESHOLD_NODES (128u << 10)
 
+typedef enum { DDL_SELECT_ONLINE = 0, DDL_SELECT_MODEL } ddl_select_mode_t;
+
 /* Collective-path settings, read once per communicator. */
 typedef struct ddl_settings {
     double timeout;        /* DDL_TIMEOUT, seconds */
@@ -75,6 +77,8 @@ typedef struct ddl_settings {
     int gpu_transport;     /* DDL_GPU_TRANSPORT: ddl_gpu_transport_t (resolved from auto at creation) */
     size_t mpi_threshold;  /* DDL_MPI_THRESHOLD, or DDL_THRESHOLD_AUTO */
     int explore;           /* DDL_EXPLORE */
+    int select;            /* DDL_SELECT: ddl_select_mode_t */
+    int select_drift;      /* DDL_SELECT_DRIFT, percent */
     int inflight;          /* DDL_INFLIGHT: chunks in flight between nodes, 2 to DDL_NSCHED */
     size_t chunk_size;     /* DDL_CHUNK_SIZE; 0: auto (the cost model's, up to DDL_CHUNK_MAX) */
     size_t stage_size;     /* DDL_STAGE_SIZE */

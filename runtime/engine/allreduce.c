@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddl_allreduce: argument checks, the optional cross-rank check, and the choice
- * of algorithm from the table in algo.c. */
+/* ddl_allreduce: argument checks, the optional cross-rank check, and the
+ * algorithm that select.c chooses. */
 #include "config.h"
 
 #include <stdint.h>
@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
+#include "select.h"
 #include "signature.h"
 #include "trace.h"
 
@@ -73,31 +74,6 @@ static ddl_status_t check_same_args(int64_t count, ddl_dtype_t dtype, ddl_redop_
     (void)rank;
     free(all);
     return st;
-}
-
-static ddl_algo_id_t choose(const ddl_comm_t *c, size_t bytes)
-{
-    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    if (band)
-        return (ddl_algo_id_t)band->algo;
-    if (c->set.algo != DDL_ALGO_AUTO)
-        return (ddl_algo_id_t)c->set.algo;
-    if (bytes < c->set.mpi_threshold)
-        return DDL_ALGO_MPI;
-    return c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
-}
-
-static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes)
-{
-    if (c->logged_algos & (1u << algo) || c->info.rank != 0)
-        return;
-    c->logged_algos |= 1u << algo;
-    if (c->set.algo != DDL_ALGO_AUTO)
-        DDL_INFO(DDL_SUBSYS_COLL, "allreduce uses %s for every size (DDL_ALGO)", ddl_algo_names[algo]);
-    else
-        DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: messages %s DDL_MPI_THRESHOLD=%zu bytes do%s", bytes,
-                 ddl_algo_names[algo], algo == DDL_ALGO_MPI ? "below" : "at or above", c->set.mpi_threshold,
-                 algo == DDL_ALGO_MULTIRING ? " (DDL_TOPOLOGY is set)" : "");
 }
 
 /* A buffer from ddl_malloc must hold the whole count: past its end lies the
@@ -258,13 +234,17 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
         else
             call->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
     }
-    ddl_algo_id_t algo = choose(c, bytes);
-    announce(c, algo, bytes);
-    if (algo == DDL_ALGO_MPI)
-        return mpi_path(sendbuf, recvbuf, (size_t)count, dtype, op, c);
-    if (c->info.role == DDL_ROLE_HELPER)
-        sendbuf = recvbuf = NULL;
-    return ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);
+    ddl_algo_id_t algo = ddl_select_algo(c, bytes);
+    int timed = ddl_select_wants_time(c, bytes);
+    double start = timed ? ddl_now() : 0;
+    if (algo == DDL_ALGO_MPI) {
+        st = mpi_path(sendbuf, recvbuf, (size_t)count, dtype, op, c);
+    } else {
+        if (c->info.role == DDL_ROLE_HELPER)
+            sendbuf = recvbuf = NULL;
+        st = ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);
+    }
+    return ddl_select_record(c, bytes, timed ? ddl_now() - start : -1, st);
 }
 
 ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)

@@ -29,6 +29,7 @@ typedef struct {
     /* Filled by the runner. */
     ddl_call_plan_t plan;   /* this call's algorithms and chunk (node.h); serve-mode helpers copy
                                their owner's */
+    const struct ddl_candidate *cand; /* online selection: what this call runs (online.h); else NULL */
     ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
 } ddl_call_t;
 

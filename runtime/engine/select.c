@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Which algorithm a call uses: a tuning-file band for its size first, then
+ * DDL_ALGO, then DDL_MPI_THRESHOLD when it was set, then DDL_SELECT: online
+ * selection (select/online.h: the bookkeeping; here its agreements over MPI,
+ * its messages and DDL_TUNING_SAVE) or the fixed crossover and the cost model. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algo.h"
+#include "comm.h"
+#include "log.h"
+#include "select.h"
+
+static int agreement_needed(const ddl_comm_t *c)
+{
+    return c->set.select == DDL_SELECT_ONLINE && c->set.algo != DDL_ALGO_MPI;
+}
+
+/* DDL_TUNING_SAVE: rank 0 checks at creation that it can write the file, so a
+ * wrong path fails there and not silently at the first decision. */
+static ddl_status_t check_save_path(ddl_comm_t *c)
+{
+    const char *path = ddl_param_string("DDL_TUNING_SAVE");
+    if (!*path || c->info.rank != 0)
+        return DDL_OK;
+    if (strlen(path) >= sizeof(c->save_path) - 16)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL_TUNING_SAVE is longer than %zu characters",
+                         sizeof(c->save_path) - 16);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return ddl_error(DDL_ERR_INVALID_ARG, "DDL_TUNING_SAVE=%s cannot be written (%s): name a file in a directory "
+                         "this rank can write, or unset it", path, strerror(errno));
+    fclose(f);
+    snprintf(c->save_path, sizeof(c->save_path), "%s", path);
+    return DDL_OK;
+}
+
+ddl_status_t ddl_select_init(ddl_comm_t *c)
+{
+    int threshold_given = c->set.mpi_threshold != DDL_THRESHOLD_AUTO;
+    if (!threshold_given)
+        c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
+    c->online_on = agreement_needed(c);
+    if (!c->online_on)
+        return DDL_OK;
+    if (!threshold_given)
+        c->set.mpi_threshold = 0; /* the online selection times the MPI path itself */
+    ddl_online_job_t job = {
+        .nnodes = c->info.nnodes,
+        .path = c->set.algo != DDL_ALGO_AUTO ? c->set.algo : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
+        .with_mpi = c->set.algo == DDL_ALGO_AUTO && !threshold_given,
+        /* DDL_EXPLORE times the lane algorithms per chunk itself. */
+        .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && !c->set.explore,
+        .chunks = c->set.chunk_size == 0,
+        .drift = c->set.select_drift / 100.0,
+    };
+    ddl_online_init(&c->online, &job);
+    /* Serve-mode helpers never see the MPI path's calls: the owners agree alone. */
+    c->select_comm = c->helper_mode == DDL_HELPERS_SERVE ? c->owners : c->world;
+    return check_save_path(c);
+}
+
+/* At INFO, rank 0 says once per algorithm why a fixed rule chose it. */
+static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char *why)
+{
+    if (c->logged_algos & (1u << algo) || c->info.rank != 0)
+        return;
+    c->logged_algos |= 1u << algo;
+    DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: %s", bytes, ddl_algo_names[algo], why);
+}
+
+ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
+{
+    c->call->cand = NULL;
+    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    if (band)
+        return (ddl_algo_id_t)band->algo;
+    if (c->set.algo == DDL_ALGO_MPI) {
+        announce(c, DDL_ALGO_MPI, bytes, "DDL_ALGO=mpi");
+        return DDL_ALGO_MPI;
+    }
+    if (bytes < c->set.mpi_threshold) {
+        announce(c, DDL_ALGO_MPI, bytes, "below DDL_MPI_THRESHOLD");
+        return DDL_ALGO_MPI;
+    }
+    if (!c->online_on) {
+        ddl_algo_id_t algo = c->set.algo != DDL_ALGO_AUTO ? (ddl_algo_id_t)c->set.algo
+                           : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
+        announce(c, algo, bytes, c->set.algo != DDL_ALGO_AUTO ? "DDL_ALGO" : "at or above DDL_MPI_THRESHOLD "
+                 "(DDL_SELECT=model)");
+        return algo;
+    }
+    int multiring = c->online.job.path == DDL_ALGO_MULTIRING;
+    size_t chunk = ddl_lane_chunk(c, bytes, multiring);
+    int chunked = c->info.nnodes > 1 && bytes / (size_t)c->info.local_size > chunk;
+    c->call->cand = ddl_online_next(&c->online, bytes, chunked);
+    return (ddl_algo_id_t)c->call->cand->algo;
+}
+
+int ddl_select_wants_time(const ddl_comm_t *c, size_t bytes)
+{
+    return c->call->cand && ddl_online_wants_time(&c->online, bytes);
+}
+
+static int request_done(void *arg)
+{
+    int done = 0;
+    return MPI_Test(arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
+}
+
+/* v = the maximum over the ranks that choose (a slow rank slows everyone). */
+static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
+{
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, c->select_comm, &req) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "online selection: MPI_Iallreduce of the timings failed");
+    ddl_status_t st = ddl_poll(request_done, &req, c->set.timeout, &c->node.ctrl->abort_rank);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "online selection: the other ranks did not share their timings within %.1f s "
+                         "(DDL_TIMEOUT): a rank may have stopped calling ddl_allreduce", c->set.timeout);
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_comm_abandoned(c, "online selection's agreement");
+    return st == DDL_OK ? DDL_OK : ddl_error(st, "online selection: MPI_Iallreduce of the timings failed");
+}
+
+static void class_range(int cls, char *buf, size_t len)
+{
+    if (cls == DDL_ONLINE_CLASSES - 1)
+        snprintf(buf, len, "%zu bytes and more", (size_t)1 << cls);
+    else
+        snprintf(buf, len, "%zu-%zu bytes", (size_t)1 << cls, ((size_t)1 << (cls + 1)) - 1);
+}
+
+static void log_decision(const ddl_comm_t *c, int cls)
+{
+    const ddl_online_class_t *k = &c->online.cls[cls];
+    char range[64], chosen[64], timed[512] = "";
+    class_range(cls, range, sizeof(range));
+    ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
+    for (int i = 0, n = 0; i < k->ncand && n >= 0 && (size_t)n < sizeof(timed); i++) {
+        char name[64];
+        ddl_online_describe(k, i, name, sizeof(name));
+        n += snprintf(timed + n, sizeof(timed) - (size_t)n, "%s%s %.1f us", i ? ", " : "", name, k->agreed[i] * 1e6);
+    }
+    DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d rounds: %s)", range, chosen,
+             k->rounds, timed);
+}
+
+/* DDL_TUNING_SAVE: the whole file again after each decision, written aside
+ * and renamed, so a reader never sees half of it. */
+static void save(const ddl_comm_t *c)
+{
+    char tmp[sizeof(c->save_path) + 16];
+    snprintf(tmp, sizeof(tmp), "%s.%ld", c->save_path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "DDL_TUNING_SAVE: cannot write %s: %s", tmp, strerror(errno));
+        return;
+    }
+    fprintf(f, "# Written by libddl's online selection (DDL_TUNING_SAVE): %d nodes x %d GPUs x %d lanes, %s helpers.\n"
+            "# Read it back with DDL_TUNING_FILE=%s; sizes outside its bands are still chosen online.\n",
+            c->info.nnodes, c->info.gpus_per_node, c->info.lanes,
+            c->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", c->save_path);
+    const ddl_model_t *m = &c->set.tuning.model;
+    for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
+        if (m->measured[d])
+            ddl_tuning_write_link(f, d, &m->link[d]);
+    ddl_online_write(&c->online, f);
+    if (fclose(f) != 0 || rename(tmp, c->save_path) != 0) {
+        DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "DDL_TUNING_SAVE: cannot write %s: %s", c->save_path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
+ddl_status_t ddl_select_record(ddl_comm_t *c, size_t bytes, double seconds, ddl_status_t st)
+{
+    /* A failed call teaches nothing; every rank failed it (or the
+     * communicator is broken), so the classes stay in step. */
+    if (!c->call->cand || st != DDL_OK)
+        return st;
+    int nodes = c->info.nnodes > 1 && c->call->cand->algo != DDL_ALGO_MPI;
+    double v[DDL_ONLINE_MAX_CANDIDATES];
+    int n = ddl_online_observe(&c->online, bytes, seconds, nodes ? (size_t)c->call->plan.chunk : 0, v);
+    if (n == 0)
+        return DDL_OK;
+    /* Only the owners' times count: a lane call ends for its owner at the
+     * node's results barrier, after its helpers' work, while a helper's time on
+     * the MPI path is only how late it woke (on an oversubscribed node, noise). */
+    if (c->info.role == DDL_ROLE_HELPER)
+        memset(v, 0, sizeof(double) * (size_t)n);
+    /* The data is right on every rank, but a rank that missed the agreement
+     * would choose alone from now on: the communicator cannot go on. */
+    if ((st = agree_max(c, v, n)) != DDL_OK)
+        return ddl_comm_fail(c, st);
+    int cls = ddl_online_class_of(bytes);
+    double before = c->online.cls[cls].reference;
+    ddl_online_outcome_t out = ddl_online_settle(&c->online, bytes, v);
+    if (c->info.rank != 0)
+        return DDL_OK;
+    if (out == DDL_ONLINE_DECIDED) {
+        log_decision(c, cls);
+        if (c->save_path[0])
+            save(c);
+    } else if (out == DDL_ONLINE_DRIFTED) {
+        char range[64], chosen[64];
+        class_range(cls, range, sizeof(range));
+        ddl_online_describe(&c->online.cls[cls], c->online.cls[cls].chosen, chosen, sizeof(chosen));
+        DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s now takes %.1f us against %.1f us when chosen "
+                 "(DDL_SELECT_DRIFT=%d%%): timing the candidates again", range, chosen, v[0] * 1e6, before * 1e6,
+                 c->set.select_drift);
+    }
+    return DDL_OK;
+}

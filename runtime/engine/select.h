@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The choice of algorithm for each call (select.c). */
+#ifndef DDL_SELECT_H
+#define DDL_SELECT_H
+
+#include <stddef.h>
+
+#include "algo.h"
+#include "ddl.h"
+
+struct ddl_comm;
+
+/* At communicator creation, after the settings and the layout: resolves
+ * DDL_MPI_THRESHOLD=auto and sets up online selection (DDL_SELECT). */
+ddl_status_t ddl_select_init(struct ddl_comm *c);
+/* The algorithm of the running call (c->call) of `bytes`; under online
+ * selection c->call->cand is the candidate it runs, else NULL. */
+ddl_algo_id_t ddl_select_algo(struct ddl_comm *c, size_t bytes);
+/* Should the running call be timed for the selection? */
+int ddl_select_wants_time(const struct ddl_comm *c, size_t bytes);
+/* After the running call ended with st: its time (negative: not timed) goes to
+ * the selection, which may agree with the other ranks now (a collective over
+ * the ranks that choose).  Returns st, or the agreement's failure. */
+ddl_status_t ddl_select_record(struct ddl_comm *c, size_t bytes, double seconds, ddl_status_t st);
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "algo.h"
+#include "online.h"
+#include "tuning.h"
+
+int ddl_online_class_of(size_t bytes)
+{
+    int k = 0;
+    while (k < DDL_ONLINE_CLASSES - 1 && bytes >> (k + 1))
+        k++;
+    return k;
+}
+
+void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job)
+{
+    memset(o, 0, sizeof(*o));
+    o->job = *job;
+}
+
+/* Rounds of every candidate: small calls are short and noisy, so they get
+ * more; the largest get one (a round of 64 MiB calls already costs seconds). */
+static int rounds_for(int cls)
+{
+    return cls < 16 ? 5 : cls < 22 ? 3 : cls < 25 ? 2 : 1;
+}
+
+static void add(ddl_online_class_t *k, int algo, int lane_algo, int chunk_shift)
+{
+    k->cand[k->ncand++] = (ddl_candidate_t){algo, lane_algo, chunk_shift};
+}
+
+/* The candidates, always in this order (the agreement compares them by index):
+ * the lanes with the model's choices; the system MPI; each lane algorithm;
+ * half and twice the chunk. */
+static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
+{
+    int explorations = k->explorations;
+    memset(k, 0, sizeof(*k));
+    k->explorations = explorations + 1;
+    int several = job->nnodes > 1;
+    if (job->lane_algos && several && job->path == DDL_ALGO_LANE) {
+        add(k, DDL_ALGO_LANE, DDL_INTER_RING, 0);
+        add(k, DDL_ALGO_LANE, DDL_INTER_RD, 0);
+        if (job->nnodes > 2) /* on two nodes Rabenseifner's steps are the ring's */
+            add(k, DDL_ALGO_LANE, DDL_INTER_RAB, 0);
+    } else {
+        add(k, job->path, 0, 0);
+    }
+    if (job->with_mpi)
+        add(k, DDL_ALGO_MPI, 0, 0);
+    if (job->chunks && several && chunked) {
+        add(k, job->path, 0, -1);
+        add(k, job->path, 0, 1);
+    }
+    k->rounds = rounds_for(cls);
+    k->state = k->ncand > 1 ? DDL_CLASS_EXPLORING : DDL_CLASS_DECIDED;
+}
+
+const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunked)
+{
+    int cls = ddl_online_class_of(bytes);
+    ddl_online_class_t *k = &o->cls[cls];
+    if (k->state == DDL_CLASS_NEW)
+        start(k, &o->job, cls, chunked);
+    if (k->state == DDL_CLASS_EXPLORING)
+        return &k->cand[k->calls % k->ncand];
+    return &k->cand[k->chosen];
+}
+
+static double least(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+int ddl_online_wants_time(const ddl_online_t *o, size_t bytes)
+{
+    const ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
+    return k->state == DDL_CLASS_EXPLORING ||
+           (k->state == DDL_CLASS_DECIDED && k->window && k->since_check + DDL_ONLINE_RECENT >= k->window);
+}
+
+int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v)
+{
+    ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
+    if (k->state == DDL_CLASS_EXPLORING) {
+        int i = k->calls % k->ncand;
+        k->chunk[i] = chunk;
+        k->fastest[i] = k->calls < k->ncand || seconds < k->fastest[i] ? seconds : k->fastest[i];
+        if (++k->calls < k->ncand * k->rounds)
+            return 0;
+        memcpy(v, k->fastest, sizeof(double) * (size_t)k->ncand);
+        return k->ncand;
+    }
+    if (k->state != DDL_CLASS_DECIDED || k->window == 0)
+        return 0;
+    if (seconds >= 0)
+        k->recent[k->nrecent++ % DDL_ONLINE_RECENT] = seconds;
+    if (++k->since_check < k->window || k->nrecent == 0)
+        return 0;
+    /* The best of the last few, as exploring took the best of its rounds:
+     * one slow call (a preempted rank) is not drift. */
+    v[0] = least(k->recent, k->nrecent < DDL_ONLINE_RECENT ? k->nrecent : DDL_ONLINE_RECENT);
+    return 1;
+}
+
+ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed)
+{
+    ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
+    if (k->state == DDL_CLASS_EXPLORING) {
+        memcpy(k->agreed, agreed, sizeof(double) * (size_t)k->ncand);
+        k->chosen = 0;
+        for (int i = 1; i < k->ncand; i++) /* ties go to the earlier candidate */
+            if (agreed[i] < agreed[k->chosen])
+                k->chosen = i;
+        k->reference = agreed[k->chosen];
+        /* From agreed numbers only, so every rank checks at the same call. */
+        double calls = k->reference > 0 ? ceil(DDL_ONLINE_CHECK_SECONDS / k->reference) : DDL_ONLINE_MIN_WINDOW;
+        k->window = calls < DDL_ONLINE_MIN_WINDOW ? DDL_ONLINE_MIN_WINDOW : calls > (1 << 20) ? 1 << 20 : (long)calls;
+        k->since_check = 0;
+        k->nrecent = 0;
+        k->state = DDL_CLASS_DECIDED;
+        return DDL_ONLINE_DECIDED;
+    }
+    k->since_check = 0;
+    double ratio = agreed[0] / k->reference;
+    if (ratio > 1 + o->job.drift || ratio * (1 + o->job.drift) < 1) {
+        k->state = DDL_CLASS_NEW;
+        k->reference = agreed[0]; /* for the caller's message */
+        return DDL_ONLINE_DRIFTED;
+    }
+    return DDL_ONLINE_STEADY;
+}
+
+void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len)
+{
+    const ddl_candidate_t *c = &k->cand[cand];
+    int n = snprintf(buf, len, "%s", ddl_algo_names[c->algo]);
+    if (c->lane_algo && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "/%s", ddl_inter_algo_names[c->lane_algo]);
+    if (c->algo != DDL_ALGO_MPI && k->chunk[cand] && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " chunk=%zuK", k->chunk[cand] >> 10);
+}
+
+/* Two decided classes that one band can hold. */
+static int same_choice(const ddl_online_class_t *a, const ddl_online_class_t *b)
+{
+    const ddl_candidate_t *x = &a->cand[a->chosen], *y = &b->cand[b->chosen];
+    return x->algo == y->algo && x->lane_algo == y->lane_algo && a->chunk[a->chosen] == b->chunk[b->chosen];
+}
+
+int ddl_online_write(const ddl_online_t *o, FILE *f)
+{
+    int bands = 0;
+    for (int i = 0; i < DDL_ONLINE_CLASSES;) {
+        const ddl_online_class_t *k = &o->cls[i];
+        /* A class with one candidate was never timed: nothing was learnt. */
+        if (k->state != DDL_CLASS_DECIDED || k->ncand < 2) {
+            i++;
+            continue;
+        }
+        int j = i + 1;
+        while (j < DDL_ONLINE_CLASSES && o->cls[j].state == DDL_CLASS_DECIDED && o->cls[j].ncand > 1 &&
+               same_choice(k, &o->cls[j]))
+            j++;
+        const ddl_candidate_t *c = &k->cand[k->chosen];
+        char algo[32];
+        snprintf(algo, sizeof(algo), "%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
+                 c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "");
+        ddl_tuning_write_band(f, (size_t)1 << i, j >= DDL_ONLINE_CLASSES ? SIZE_MAX : (size_t)1 << j, algo,
+                              c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);
+        bands++;
+        i = j;
+    }
+    return bands;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Online selection (DDL_SELECT=online, the default): PowerAI DDL's p: mode
+ * generalized to every choice.  Messages fall in size classes by log2 of their
+ * bytes.  The first calls of a class time its candidates in turn (the system
+ * MPI path, each lane algorithm, half and twice the model's chunk), round after
+ * round; then every rank puts its fastest time of each candidate into one small
+ * allreduce (MPI_MAX), and all ranks take the candidate with the least agreed
+ * time: the same numbers everywhere, so the same choice everywhere.  Later calls
+ * of the class run the choice; about every DDL_ONLINE_CHECK_SECONDS of its calls
+ * the ranks agree on its recent time, and a class whose time drifted by more
+ * than DDL_SELECT_DRIFT is explored again.
+ *
+ * This file is the bookkeeping only, without MPI: the caller times the calls,
+ * runs the agreement when ddl_online_observe asks for one, and hands back the
+ * agreed numbers (engine/select.c). */
+#ifndef DDL_ONLINE_H
+#define DDL_ONLINE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define DDL_ONLINE_CLASSES 64
+#define DDL_ONLINE_MAX_CANDIDATES 8
+#define DDL_ONLINE_RECENT 8            /* a decided class's last times, for the drift check */
+#define DDL_ONLINE_CHECK_SECONDS 0.05  /* a decided class is checked after about this much of its calls */
+#define DDL_ONLINE_MIN_WINDOW 16       /* ... and after no fewer calls than this */
+
+typedef struct ddl_candidate {
+    int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */
+    int lane_algo;   /* ddl_inter_algo_id_t; AUTO: DDL_LANE_ALGO (the model per chunk when auto) */
+    int chunk_shift; /* the chunk: the model's times 2^chunk_shift (-1, 0 or 1) */
+} ddl_candidate_t;
+
+/* What the job lets the selection choose (the same on every rank). */
+typedef struct {
+    int nnodes;
+    int path;          /* the lanes' form: DDL_ALGO_LANE or DDL_ALGO_MULTIRING */
+    int with_mpi;      /* the system MPI path is a candidate (DDL_ALGO=auto) */
+    int lane_algos;    /* lane algorithms are candidates (DDL_LANE_ALGO=auto, lane path, several nodes) */
+    int chunks;        /* chunk sizes are candidates (DDL_CHUNK_SIZE=auto, several nodes) */
+    double drift;      /* DDL_SELECT_DRIFT: re-explore when the time changes by more than this share */
+} ddl_online_job_t;
+
+typedef enum { DDL_CLASS_NEW = 0, DDL_CLASS_EXPLORING, DDL_CLASS_DECIDED } ddl_class_state_t;
+
+typedef struct {
+    ddl_class_state_t state;
+    int ncand;
+    ddl_candidate_t cand[DDL_ONLINE_MAX_CANDIDATES];
+    size_t chunk[DDL_ONLINE_MAX_CANDIDATES]; /* bytes each candidate's calls used (0: not chunked) */
+    int rounds, calls;                       /* exploring: rounds planned, calls made */
+    double fastest[DDL_ONLINE_MAX_CANDIDATES]; /* exploring: this rank's fastest time of each */
+    double agreed[DDL_ONLINE_MAX_CANDIDATES];  /* decided: the agreed times */
+    int chosen;
+    double reference;                        /* decided: the choice's agreed time */
+    long window, since_check;                /* decided: calls between drift checks (0: never), calls since */
+    double recent[DDL_ONLINE_RECENT];
+    int nrecent;
+    int explorations;                        /* times this class was explored */
+} ddl_online_class_t;
+
+typedef struct {
+    ddl_online_job_t job;
+    ddl_online_class_t cls[DDL_ONLINE_CLASSES];
+} ddl_online_t;
+
+/* What ddl_online_settle found. */
+typedef enum { DDL_ONLINE_DECIDED = 1, DDL_ONLINE_STEADY, DDL_ONLINE_DRIFTED } ddl_online_outcome_t;
+
+int ddl_online_class_of(size_t bytes);
+void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job);
+/* The candidate a call of `bytes` runs: the class's choice, or the one it
+ * times next.  chunked: whether a rank's slice of this message spans more than
+ * one of the model's chunks (else chunk sizes are not worth timing). */
+const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunked);
+/* Does the next call of `bytes` need timing?  Exploring calls do; a decided
+ * class needs only the calls just before its drift check (the clock is not
+ * free next to a call of a microsecond). */
+int ddl_online_wants_time(const ddl_online_t *o, size_t bytes);
+/* After a call of `bytes` that succeeded: its time on this rank (negative
+ * when ddl_online_wants_time said no) and the chunk it used.  Returns how many numbers the ranks must now agree on (MPI_MAX),
+ * written to v (at most DDL_ONLINE_MAX_CANDIDATES); 0 when none. */
+int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v);
+/* With the agreed numbers of the last observe: the decision, or the drift check's outcome. */
+ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed);
+/* "mpi", "lane/ring", "lane chunk=128K", "multiring chunk=1M" ... */
+void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len);
+/* The decisions as tuning-file bands (tuning.h), neighbouring classes with the
+ * same choice as one band; returns the bands written. */
+int ddl_online_write(const ddl_online_t *o, FILE *f);
+
+#endif

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Online selection's bookkeeping (select/online.c), with the agreement done
+ * here as MPI would: the elementwise maximum over simulated ranks. */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "online.h"
+#include "tuning.h"
+#include "unit.h"
+
+#define RANKS 4
+
+static const ddl_online_job_t two_nodes = {
+    .nnodes = 2, .path = DDL_ALGO_LANE, .with_mpi = 1, .lane_algos = 1, .chunks = 1, .drift = 0.5};
+
+static int same(const ddl_candidate_t *a, const ddl_candidate_t *b)
+{
+    return a->algo == b->algo && a->lane_algo == b->lane_algo && a->chunk_shift == b->chunk_shift;
+}
+
+/* A rank's time for candidate c: a cost per candidate and size that all ranks
+ * share, times this rank's own noise (up to +-noise), so that ranks disagree
+ * locally about which candidate is fastest. */
+static double cost(const ddl_candidate_t *c, size_t bytes, int rank, unsigned *seed, double noise)
+{
+    double base = c->algo == DDL_ALGO_MPI ? 2e-6 + bytes / 1e9 : 20e-6 + bytes / (2e9 + 1e8 * c->lane_algo);
+    base *= 1.0 + 0.05 * c->chunk_shift * c->chunk_shift;
+    double jitter = ((double)rand_r(seed) / RAND_MAX * 2 - 1) * noise;
+    return base * (1 + jitter) * (1 + 0.01 * rank);
+}
+
+/* One call of `bytes` on every rank in lock step: every rank runs the same
+ * candidate; when one asks for an agreement all do, and all settle alike.
+ * Returns the outcome (0 when no agreement was due). */
+static int call_all(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds, double noise, double scale)
+{
+    const ddl_candidate_t *c0 = ddl_online_next(&o[0], bytes, chunked);
+    double v[RANKS][DDL_ONLINE_MAX_CANDIDATES], agreed[DDL_ONLINE_MAX_CANDIDATES] = {0};
+    int n0 = -1;
+    for (int r = 0; r < RANKS; r++) {
+        const ddl_candidate_t *c = ddl_online_next(&o[r], bytes, chunked);
+        ck_assert(same(c, c0));
+        double t = ddl_online_wants_time(&o[r], bytes) ? cost(c, bytes, r, &seeds[r], noise) * scale : -1;
+        int n = ddl_online_observe(&o[r], bytes, t, c->algo == DDL_ALGO_MPI ? 0 : 65536u << (1 + c->chunk_shift), v[r]);
+        if (r == 0)
+            n0 = n;
+        ck_assert_int_eq(n, n0); /* every rank asks for the agreement at the same call */
+        for (int i = 0; i < n; i++)
+            agreed[i] = v[r][i] > agreed[i] ? v[r][i] : agreed[i];
+    }
+    if (n0 == 0)
+        return 0;
+    int out0 = ddl_online_settle(&o[0], bytes, agreed);
+    for (int r = 1; r < RANKS; r++)
+        ck_assert_int_eq(ddl_online_settle(&o[r], bytes, agreed), out0);
+    return out0;
+}
+
+START_TEST(test_classes)
+{
+    ck_assert_int_eq(ddl_online_class_of(1), 0);
+    ck_assert_int_eq(ddl_online_class_of(8), 3);
+    ck_assert_int_eq(ddl_online_class_of(15), 3);
+    ck_assert_int_eq(ddl_online_class_of(16), 4);
+    ck_assert_int_eq(ddl_online_class_of((size_t)64 << 20), 26);
+    ck_assert_int_eq(ddl_online_class_of(SIZE_MAX), DDL_ONLINE_CLASSES - 1);
+}
+END_TEST
+
+START_TEST(test_candidates)
+{
+    ddl_online_t o;
+    ddl_online_init(&o, &two_nodes);
+    /* Two nodes, chunked: ring, rd (Rabenseifner's steps are the ring's), mpi, half and twice the chunk. */
+    ddl_online_next(&o, 1 << 20, 1);
+    const ddl_online_class_t *k = &o.cls[20];
+    ck_assert_int_eq(k->state, DDL_CLASS_EXPLORING);
+    ck_assert_int_eq(k->ncand, 5);
+    ck_assert_int_eq(k->cand[0].lane_algo, DDL_INTER_RING);
+    ck_assert_int_eq(k->cand[1].lane_algo, DDL_INTER_RD);
+    ck_assert_int_eq(k->cand[2].algo, DDL_ALGO_MPI);
+    ck_assert_int_eq(k->cand[3].chunk_shift, -1);
+    ck_assert_int_eq(k->cand[4].chunk_shift, 1);
+    /* Not chunked: no chunk sizes. */
+    ddl_online_next(&o, 64, 0);
+    ck_assert_int_eq(o.cls[6].ncand, 3);
+
+    ddl_online_job_t job = two_nodes;
+    job.nnodes = 3;
+    ddl_online_init(&o, &job);
+    ddl_online_next(&o, 64, 0);
+    ck_assert_int_eq(o.cls[6].ncand, 4);
+    ck_assert_int_eq(o.cls[6].cand[2].lane_algo, DDL_INTER_RAB);
+
+    job.nnodes = 1; /* one node: the lanes or MPI, nothing else matters */
+    ddl_online_init(&o, &job);
+    ddl_online_next(&o, 1 << 20, 1);
+    ck_assert_int_eq(o.cls[20].ncand, 2);
+
+    job = two_nodes; /* DDL_ALGO=lane, DDL_LANE_ALGO and DDL_CHUNK_SIZE set: nothing to choose */
+    job.with_mpi = job.lane_algos = job.chunks = 0;
+    ddl_online_init(&o, &job);
+    const ddl_candidate_t *c = ddl_online_next(&o, 1 << 20, 1);
+    ck_assert_int_eq(o.cls[20].state, DDL_CLASS_DECIDED);
+    ck_assert_int_eq(c->algo, DDL_ALGO_LANE);
+    double v[DDL_ONLINE_MAX_CANDIDATES];
+    for (int i = 0; i < 1000; i++) {
+        ck_assert(!ddl_online_wants_time(&o, 1 << 20));
+        ck_assert_int_eq(ddl_online_observe(&o, 1 << 20, -1, 0, v), 0); /* never an agreement */
+    }
+}
+END_TEST
+
+/* Ranks with different local timings end with the same decision, the one
+ * with the least slowest-rank time, after exactly candidates x rounds calls. */
+START_TEST(test_agreement)
+{
+    static ddl_online_t o[RANKS];
+    unsigned seeds[RANKS];
+    for (int r = 0; r < RANKS; r++) {
+        ddl_online_init(&o[r], &two_nodes);
+        seeds[r] = 1000u + (unsigned)r;
+    }
+    int disagreed_locally = 0;
+    for (size_t bytes = 8; bytes <= ((size_t)256 << 20); bytes *= 4) {
+        int cls = ddl_online_class_of(bytes), chunked = bytes >= (1 << 18), calls = 0, out = 0;
+        while (out != DDL_ONLINE_DECIDED) {
+            out = call_all(o, bytes, chunked, seeds, 0.3, 1);
+            calls++;
+            ck_assert_int_le(calls, 100);
+        }
+        const ddl_online_class_t *k = &o[0].cls[cls];
+        ck_assert_int_eq(calls, k->ncand * k->rounds); /* the exploration's whole cost */
+        int best = 0, local_best[RANKS];
+        for (int i = 1; i < k->ncand; i++)
+            best = k->agreed[i] < k->agreed[best] ? i : best;
+        for (int r = 0; r < RANKS; r++) {
+            const ddl_online_class_t *kr = &o[r].cls[cls];
+            ck_assert_int_eq(kr->state, DDL_CLASS_DECIDED);
+            ck_assert_int_eq(kr->chosen, best);
+            ck_assert_mem_eq(kr->agreed, k->agreed, sizeof(double) * (size_t)k->ncand);
+            local_best[r] = 0;
+            for (int i = 1; i < kr->ncand; i++)
+                local_best[r] = kr->fastest[i] < kr->fastest[local_best[r]] ? i : local_best[r];
+            disagreed_locally |= local_best[r] != local_best[0];
+            /* Later calls run the decision on every rank. */
+            ck_assert(same(ddl_online_next(&o[r], bytes, chunked), &kr->cand[best]));
+        }
+        /* Small messages go to MPI, large ones to a lane algorithm, as the costs say. */
+        if (bytes <= 8192 || bytes >= 131072)
+            ck_assert_int_eq(k->cand[best].algo, bytes <= 8192 ? DDL_ALGO_MPI : DDL_ALGO_LANE);
+    }
+    ck_assert(disagreed_locally); /* else the test showed nothing */
+}
+END_TEST
+
+static void decide(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds)
+{
+    while (call_all(o, bytes, chunked, seeds, 0, 1) != DDL_ONLINE_DECIDED)
+        ;
+}
+
+START_TEST(test_drift)
+{
+    static ddl_online_t o[RANKS];
+    unsigned seeds[RANKS] = {1, 2, 3, 4};
+    for (int r = 0; r < RANKS; r++)
+        ddl_online_init(&o[r], &two_nodes);
+    size_t bytes = 1 << 20;
+    int cls = ddl_online_class_of(bytes);
+    decide(o, bytes, 1, seeds);
+    const ddl_online_class_t *k = &o[0].cls[cls];
+    long window = k->window;
+    /* About DDL_ONLINE_CHECK_SECONDS of calls between checks. */
+    ck_assert_int_ge(window, DDL_ONLINE_MIN_WINDOW);
+    ck_assert_double_le(window * k->reference, DDL_ONLINE_CHECK_SECONDS * 1.5);
+    /* Within the drift (+20%), and one very slow call: steady. */
+    int timed = 0;
+    for (long i = 0; i < window; i++) {
+        timed += ddl_online_wants_time(&o[0], bytes);
+        double scale = i == window - 3 ? 10 : 1.2;
+        int out = call_all(o, bytes, 1, seeds, 0, scale);
+        ck_assert_int_eq(out, i == window - 1 ? DDL_ONLINE_STEADY : 0);
+    }
+    ck_assert_int_eq(timed, DDL_ONLINE_RECENT); /* only the calls before the check read the clock */
+    /* Three times slower: drifted at the end of the next window, and explored again. */
+    for (long i = 0; i < window; i++)
+        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, 3), i == window - 1 ? DDL_ONLINE_DRIFTED : 0);
+    ck_assert_int_eq(k->state, DDL_CLASS_NEW);
+    ddl_online_next(&o[0], bytes, 1);
+    ck_assert_int_eq(k->state, DDL_CLASS_EXPLORING);
+    ck_assert_int_eq(k->explorations, 2);
+    for (int r = 1; r < RANKS; r++)
+        ddl_online_next(&o[r], bytes, 1);
+    /* Faster by more than the drift also counts (something changed). */
+    decide(o, bytes, 1, seeds);
+    window = k->window;
+    for (long i = 0; i < window; i++)
+        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, 0.4), i == window - 1 ? DDL_ONLINE_DRIFTED : 0);
+}
+END_TEST
+
+START_TEST(test_save_reload)
+{
+    static ddl_online_t o[RANKS];
+    unsigned seeds[RANKS] = {5, 6, 7, 8};
+    for (int r = 0; r < RANKS; r++)
+        ddl_online_init(&o[r], &two_nodes);
+    size_t sizes[] = {8, 16, 64, 8192, (size_t)4 << 20, (size_t)8 << 20, (size_t)64 << 20};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        decide(o, sizes[i], sizes[i] >= (1 << 18), seeds);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    int bands = ddl_online_write(&o[0], f);
+    fclose(f);
+    ck_assert_int_gt(bands, 1);
+    ck_assert_int_lt(bands, (int)(sizeof(sizes) / sizeof(sizes[0]))); /* 8 and 16 B: one band */
+    ddl_tuning_t t;
+    ck_assert_msg(ddl_tuning_parse(text, &t) == DDL_OK, "%s", text);
+    ck_assert_int_eq(t.nbands, bands);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        const ddl_online_class_t *k = &o[0].cls[ddl_online_class_of(sizes[i])];
+        const ddl_candidate_t *c = &k->cand[k->chosen];
+        /* Every size of the class reads the decision back. */
+        for (size_t bytes = sizes[i]; bytes < 2 * sizes[i]; bytes += sizes[i] / 4 + 1) {
+            const ddl_band_t *b = ddl_tuning_find(&t, bytes);
+            ck_assert_ptr_nonnull(b);
+            ck_assert_int_eq(b->algo, c->algo);
+            ck_assert_int_eq(b->lane_algo, c->lane_algo);
+            ck_assert_uint_eq(b->chunk, c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);
+        }
+    }
+    ck_assert_ptr_null(ddl_tuning_find(&t, 1 << 10)); /* classes never called stay online */
+    free(text);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("select");
+    TCase *tc = tcase_create("online");
+    tcase_add_test(tc, test_classes);
+    tcase_add_test(tc, test_candidates);
+    tcase_add_test(tc, test_agreement);
+    tcase_add_test(tc, test_drift);
+    tcase_add_test(tc, test_save_reload);
+    suite_add_tcase(s, tc);
+    return ddl_unit_run(s);
+}
