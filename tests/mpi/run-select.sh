@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Online selection (DDL_SELECT=online, the default) under real MPI ranks: on 2
+# emulated nodes x 1 GPU x 2 lanes in both helper modes, and on one node, every
+# size class is explored and decided (DDL_DEBUG=INFO says so, once per class),
+# every result is right while the candidates are timed and after, the ranks
+# never diverge (a rank that chose another path would time out), rank 0 saves
+# the decisions (DDL_TUNING_SAVE), and a second run reads them back with
+# DDL_TUNING_FILE: no exploration, the same results.
+. "$(dirname "$0")/lib.sh"
+dir=$(mktemp -d)
+sizes="-b 8 -e 1M -f 8" # 8 B to 256 KiB: 6 sizes, 6 classes
+nsizes=6
+
+run_bench() { # LOG ENV... : ddl-bench on 4 ranks, results checked
+    local log=$1
+    shift
+    env "$@" DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" \
+        $sizes -n 12 -w 2 -o all > "$log" 2>&1 && grep -q '^# Out of bounds values : 0 OK' "$log"
+}
+
+for layout in "2 2 collective" "2 2 serve" "0 1 collective"; do
+    set -- $layout
+    node_size=$1 lanes=$2 mode=$3
+    what="node size $node_size, $lanes lanes, $mode"
+    save="$dir/tuning-$node_size-$mode.txt"
+    if run_bench "$dir/explore.log" DDL_NODE_SIZE=$node_size DDL_LANES=$lanes DDL_HELPERS=$mode DDL_TUNING_SAVE="$save"; then
+        pass "$what: every result right while exploring and after (sum, prod, min, max, avg)"
+    else
+        fail "$what: ddl-bench failed or reported wrong values"; tail -20 "$dir/explore.log"
+    fi
+    decisions=$(grep -c "DDL INFO online selection, .* bytes: .* (the slowest rank's best of" "$dir/explore.log")
+    classes=$(grep "DDL INFO online selection, .* bytes: .* (the slowest rank's best of" "$dir/explore.log" |
+        sed 's/.*selection, \([0-9]*\)-.*/\1/' | sort -u | wc -l)
+    # Each class once (and again only if its time drifted, which says so).
+    drifted=$(grep -c "timing the candidates again" "$dir/explore.log")
+    if [ "$classes" -eq $nsizes ] && [ "$decisions" -eq $((nsizes + drifted)) ]; then
+        pass "$what: $nsizes size classes decided online, each named at INFO with its timings ($drifted re-explored after drift)"
+    else
+        fail "$what: $classes classes and $decisions decisions at INFO (expected $nsizes, $drifted drifted)"
+        grep "online selection" "$dir/explore.log"
+    fi
+    if [ "$node_size" -eq 2 ] && grep -q "lane/ring chunk=.*lane/rd chunk=.* mpi " "$dir/explore.log"; then
+        pass "$what: the candidates include the lane algorithms and the system MPI"
+    elif [ "$node_size" -eq 0 ] && grep -q "(the slowest rank's best of 5 rounds: lane [0-9.]* us, mpi " "$dir/explore.log"; then
+        pass "$what: one node times the lanes against the system MPI"
+    else
+        fail "$what: the timed candidates are not listed"
+    fi
+    # The saved decisions read back: every size has a band, nothing is explored.
+    bands=$(grep -cE '^[0-9]+-([0-9]+|inf) ' "$save" 2>/dev/null)
+    if [ "${bands:-0}" -ge 1 ] && run_bench "$dir/reload.log" DDL_NODE_SIZE=$node_size DDL_LANES=$lanes DDL_HELPERS=$mode \
+            DDL_TUNING_FILE="$save" && ! grep -q "online selection" "$dir/reload.log" &&
+            grep -q "(measured: tuning file $save)" "$dir/reload.log"; then
+        pass "$what: DDL_TUNING_SAVE wrote $bands bands; DDL_TUNING_FILE reads them back without exploring, results right"
+    else
+        fail "$what: the saved decisions do not read back"; cat "$save"; grep -i "online\|band\|error" "$dir/reload.log" | head
+    fi
+done
+
+# DDL_SELECT=model: the fixed crossover, no exploration.
+if run_bench "$dir/model.log" DDL_NODE_SIZE=2 DDL_LANES=2 DDL_SELECT=model && ! grep -q "online selection" "$dir/model.log" &&
+        grep -q "below DDL_MPI_THRESHOLD" "$dir/model.log"; then
+    pass "DDL_SELECT=model: the fixed crossover, nothing explored"
+else
+    fail "DDL_SELECT=model"
+fi
+rm -rf "$dir"
+check_shm_clean || fail "shared memory left behind"
+finish
