@@ -30,7 +30,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export CK_TIMEOUT_MULTIPLIER=10 # check's per-test timeout, for the slower build
 export DDL_TEST_QUICK=1        # fewer counts per case: the sanitizers look for paths, not values
 tests="tests/unit/test_parse tests/unit/test_layout tests/unit/test_reduce tests/unit/test_heap tests/unit/test_sched \
-tests/unit/test_plan tests/unit/test_gpu tests/unit/test_model tests/unit/test_findings tests/fuzz/run-corpus.sh \
+tests/unit/test_plan tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings tests/fuzz/run-corpus.sh \
 tests/mpi/run-allreduce.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh tests/mpi/run-failure.sh tests/mpi/run-multiring.sh \
 tests/mpi/run-trace.sh"
 make -j1 check TESTS="$tests" > check.out 2>&1
