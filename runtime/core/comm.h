@@ -85,8 +85,10 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
 /* This call's step list between the nodes for a chunk of n elements
  * (algo/lane_steps.c): *nsteps entries of steps. */
 ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *steps, int *nsteps);
-/* The smallest messages on one node (allreduce_inline.c): does this call
- * qualify (the same answer on every owner that agrees on the signature)? */
+/* The smallest messages (allreduce_inline.c): does this call's data travel
+ * with its signature, through the control block on one node or in the
+ * signature exchange between nodes (the same answer on every owner that
+ * agrees on the signature)? */
 int ddl_inline_fits(const ddl_comm_t *c, size_t bytes);
 /* Before the owners meet: this owner's data into its slot. */
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes);

@@ -200,18 +200,35 @@ void ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st)
 {
     ddl_slot_t *me = &n->ctrl->slots[n->local_rank];
     uint32_t bell = atomic_load_explicit(&me->doorbell, memory_order_relaxed) + 1;
-    size_t i = bell % (sizeof(me->outcome) / sizeof(me->outcome[0]));
-    me->outcome[i].status = (int32_t)st;
-    atomic_store_explicit(&me->outcome[i].bell, bell, memory_order_release);
-    ddl_node_ring(n);
+    if (st != DDL_OK) {
+        uint32_t k = atomic_load_explicit(&me->nfailed, memory_order_relaxed);
+        atomic_store_explicit(&me->failed[k % DDL_NODE_FAILURES], (uint64_t)bell << 32 | (uint32_t)(int32_t)st,
+                              memory_order_relaxed);
+        atomic_store_explicit(&me->nfailed, k + 1, memory_order_release);
+    }
+    atomic_store_explicit(&me->doorbell, bell, memory_order_release);
 }
 
 ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell)
 {
     const ddl_slot_t *o = &n->ctrl->slots[owner];
-    size_t i = bell % (sizeof(o->outcome) / sizeof(o->outcome[0]));
-    int32_t st = o->outcome[i].status;
-    return atomic_load_explicit(&o->outcome[i].bell, memory_order_acquire) == bell ? (ddl_status_t)st : DDL_OK;
+    /* The doorbell reached bell before this runs (acquire): every failure up
+     * to bell is recorded.  Newest first, so a record the owner overwrites
+     * meanwhile is one newer than bell. */
+    uint32_t k = atomic_load_explicit(&o->nfailed, memory_order_acquire);
+    uint32_t kept = k < DDL_NODE_FAILURES ? k : DDL_NODE_FAILURES;
+    for (uint32_t i = 1; i <= kept; i++) {
+        uint64_t w = atomic_load_explicit(&o->failed[(k - i) % DDL_NODE_FAILURES], memory_order_relaxed);
+        int32_t age = (int32_t)(bell - (uint32_t)(w >> 32));
+        if (age == 0)
+            return (ddl_status_t)(int32_t)(uint32_t)w;
+        if (age > 0) /* records are in bell order: bell's would have come by now */
+            return DDL_OK;
+    }
+    if (k <= DDL_NODE_FAILURES)
+        return DDL_OK;
+    return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: this helper fell more than %d failed calls behind its owner "
+                     "(local rank %d) and cannot tell how call %u ended", DDL_NODE_FAILURES, owner, (unsigned)bell);
 }
 
 struct doorbell_arg {

@@ -46,7 +46,8 @@ typedef struct {
     ddl_gpu_ref_t in_ref, out_ref;
 } ddl_node_req_t;
 
-#define DDL_INLINE_BYTES 1024 /* the largest message that goes through the control block */
+#define DDL_INLINE_BYTES 1024
+#define DDL_NODE_FAILURES 32 /* failed MPI-path calls an owner remembers for its helpers */ /* the largest message that goes through the control block */
 
 typedef struct {
     _Alignas(64) _Atomic uint32_t seq; /* written last: the call whose signature (and data) are here */
@@ -64,13 +65,11 @@ typedef struct {
      * signature and (the smallest messages) the data, together, so that a peer
      * that sees `seq` change finds the rest on the same cache lines. */
     ddl_mailbox_t box[2];
-    /* Owners, collective mode: how their last MPI-path calls ended, by doorbell
-     * value, for helpers that sleep through them (a helper far behind finds
-     * its entry reused and takes the call as done). */
-    struct {
-        _Atomic uint32_t bell;
-        int32_t status;
-    } outcome[16];
+    /* Owners, collective mode: their last MPI-path calls that failed, each
+     * (doorbell value << 32 | status) in one word, for helpers that lag behind
+     * (ddl_node_outcome); nfailed counts them all. */
+    _Atomic uint64_t failed[DDL_NODE_FAILURES];
+    _Atomic uint32_t nfailed;
     ddl_node_req_t req;
     char why[256];                       /* written before this rank sets abort_rank: its error */
 } ddl_slot_t;
@@ -112,9 +111,16 @@ ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _
 ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);
 /* An owner publishes a request to its helpers. */
 void ddl_node_ring(ddl_node_t *n);
-/* An owner ends an MPI-path call: records how it ended, then rings. */
+/* An owner ends an MPI-path call (collective mode): records how it ended when
+ * it failed, then counts it on its doorbell without waking anyone: its
+ * helpers have no part in it, and waking them on every call would take the
+ * cores from the owners on a node with more ranks than cores.  A helper
+ * sleeping on it wakes at the node's next event (the owner's next lane call)
+ * or within a sleep slice, and then finds every call up to it done. */
 void ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st);
-/* How the owner's call that rang `bell` ended (DDL_OK when its entry was reused). */
+/* How the owner's call that rang `bell` ended: DDL_OK, its failure, or
+ * DDL_ERR_PEER_FAILED with a message when this helper fell so far behind
+ * that the record was overwritten. */
 ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell);
 /* A helper waits, without deadline while the owner lives, for a doorbell value
  * other than `seen`; *value gets it. */

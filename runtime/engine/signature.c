@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "algo.h"
 #include "log.h"
 #include "node.h"
+#include "reduce.h"
 #include "signature.h"
 
 static void to_vector(const ddl_sig_t *s, int64_t *v)
@@ -101,21 +103,73 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     return DDL_OK;
 }
 
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking)
+enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_ALGO = 3, F_INLINE = 4, F_BAD = 7 };
+
+/* Every rank combined so far sent this one signature: maximum == minimum. */
+static int single(const ddl_sig_wire_t *w)
+{
+    for (int i = 0; i < DDL_SIG_FIELDS; i++)
+        if (w->ext[i] != -w->ext[DDL_SIG_FIELDS + i])
+            return 0;
+    return 1;
+}
+
+/* The exchange's MPI operator: fieldwise maximum of the signatures, and the
+ * data reduced only while both sides are one and the same signature that
+ * carries data (a mismatch leaves it alone: no rank uses it then). */
+static void combine(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const ddl_sig_wire_t *a = in;
+    ddl_sig_wire_t *b = inout;
+    for (int n = 0; n < *len; n++, a++, b++) {
+        const int64_t *h = a->ext;
+        if (h[F_INLINE] == 1 && h[F_ALGO] == DDL_ALGO_MPI && h[F_BAD] == 0 && single(a) && single(b) &&
+            memcmp(a->ext, b->ext, sizeof(a->ext)) == 0 && (uint64_t)h[F_DTYPE] < DDL_DTYPE_COUNT &&
+            (uint64_t)h[F_OP] < DDL_REDOP_COUNT && h[F_COUNT] > 0 &&
+            (uint64_t)h[F_COUNT] * ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) <= DDL_SIG_DATA_BYTES)
+            ddl_reduce_fn((ddl_dtype_t)h[F_DTYPE], (ddl_redop_t)h[F_OP])(b->data, a->data, b->data, (size_t)h[F_COUNT]);
+        for (int i = 0; i < 2 * DDL_SIG_FIELDS; i++)
+            b->ext[i] = a->ext[i] > b->ext[i] ? a->ext[i] : b->ext[i];
+    }
+}
+
+static MPI_Datatype wire_type = MPI_DATATYPE_NULL;
+static MPI_Op wire_op = MPI_OP_NULL;
+static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
+static ddl_status_t wire_status = DDL_ERR_MPI;
+
+static void make_wire(void)
+{
+    /* One element of the whole size: MPI never splits it between ranks. */
+    if (MPI_Type_contiguous((int)sizeof(ddl_sig_wire_t), MPI_BYTE, &wire_type) == MPI_SUCCESS &&
+        MPI_Type_commit(&wire_type) == MPI_SUCCESS && MPI_Op_create(combine, 1, &wire_op) == MPI_SUCCESS)
+        wire_status = DDL_OK;
+}
+
+ddl_status_t ddl_sig_mpi_init(void)
+{
+    pthread_once(&wire_once, make_wire);
+    return wire_status == DDL_OK ? DDL_OK
+                                 : ddl_error(DDL_ERR_MPI, "cannot create the signature exchange's MPI type and operator");
+}
+
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking,
+                           const void *data)
 {
     x->world_rank = world_rank;
-    /* One MPI_MAX over (v, -v) gives every field's maximum and minimum. */
-    int64_t both[2 * DDL_SIG_FIELDS];
+    /* The maximum over (v, -v) gives every field's maximum and minimum. */
     to_vector(s, x->mine);
     for (int i = 0; i < DDL_SIG_FIELDS; i++) {
-        both[i] = x->mine[i];
-        both[DDL_SIG_FIELDS + i] = -x->mine[i];
+        x->wire.ext[i] = x->mine[i];
+        x->wire.ext[DDL_SIG_FIELDS + i] = -x->mine[i];
     }
-    memcpy(x->ext, both, sizeof(both));
+    if (data)
+        memcpy(x->wire.data, data, (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype));
     x->comm = comm;
     x->active = 0;
-    int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm)
-                      : MPI_Iallreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm, &x->req);
+    int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, &x->wire, 1, wire_type, wire_op, comm)
+                      : MPI_Iallreduce(MPI_IN_PLACE, &x->wire, 1, wire_type, wire_op, comm, &x->req);
     if (rc != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "MPI allreduce of the call's signature failed");
     if (blocking)
@@ -187,8 +241,7 @@ ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic
         return st;
     if (st != DDL_OK)
         return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
-    for (int i = 0; i < DDL_SIG_FIELDS; i++)
-        if (x->ext[i] != -x->ext[DDL_SIG_FIELDS + i] || (i == 7 && x->ext[i] != 0))
-            return name_mismatch(x, hosts, where);
+    if (!single(&x->wire) || x->wire.ext[F_BAD] != 0)
+        return name_mismatch(x, hosts, where);
     return DDL_OK;
 }

@@ -46,21 +46,44 @@ ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
  * only: that owner keeps its own message, the others report it). */
 ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus, uint32_t seq);
 
+/* The smallest messages between nodes travel inside the signature exchange
+ * (the MPI path's owners): one allreduce instead of two. */
+#define DDL_SIG_DATA_BYTES 64
+
+/* What one exchange carries: each field's maximum and the maximum of its
+ * negation (so every rank learns whether all agree), and the data of a call
+ * whose signature says it rides along (lane_algo 1 on the MPI path).  Every
+ * exchange has this one shape, with or without data, so ranks that called
+ * differently still make matching MPI calls. */
+typedef struct {
+    int64_t ext[2 * DDL_SIG_FIELDS];
+    _Alignas(64) unsigned char data[DDL_SIG_DATA_BYTES];
+} ddl_sig_wire_t;
+
 /* One exchange of signatures over an MPI communicator, in flight. */
 typedef struct {
     MPI_Request req;
-    int64_t mine[DDL_SIG_FIELDS], ext[2 * DDL_SIG_FIELDS];
+    int64_t mine[DDL_SIG_FIELDS];
+    ddl_sig_wire_t wire;
     MPI_Comm comm;
     int world_rank; /* for messages */
     int active;
 } ddl_sig_exchange_t;
 
+/* Once per process, after MPI_Init (communicator creation): the exchange's
+ * MPI type and operator. */
+ddl_status_t ddl_sig_mpi_init(void);
+
 /* Start comparing s with every rank of comm (all must start one); world_rank
  * names this rank in messages.  blocking: exchange now with the system MPI's
  * blocking allreduce (the small-message path, which is MPI's own: a
  * nonblocking one costs more than the message), else in flight until
- * ddl_sig_finish. */
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking);
+ * ddl_sig_finish.  data: NULL, or the s->count elements (at most
+ * DDL_SIG_DATA_BYTES) to reduce with s->op while the signatures are compared;
+ * s must then say so (lane_algo 1).  After ddl_sig_finish returned DDL_OK they
+ * are in x->wire.data, reduced over comm (DDL_REDOP_AVG: summed). */
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking,
+                           const void *data);
 /* Wait for it, at most `timeout` seconds, giving up when *abort becomes
  * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that

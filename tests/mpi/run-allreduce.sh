@@ -6,7 +6,9 @@
 prog=$top_builddir/tests/mpi/ddl-test-allreduce
 before=$(shm_segments)
 
-# nodes gpus lanes helpers extra-environment
+# nodes gpus lanes helpers extra-environment (DDL_SELECT=model: sizes below
+# 128K take the MPI path between nodes, those up to 64 bytes inside the
+# signature exchange, whatever online selection would time)
 layouts="
 1 1 1 collective DDL_ALGO=lane
 1 2 2 collective DDL_ALGO=lane
@@ -24,6 +26,8 @@ layouts="
 1 3 1 collective DDL_ALGO=mpi
 1 3 1 collective DDL_ALGO=auto
 1 2 2 serve      DDL_ALGO=auto
+2 1 2 collective DDL_SELECT=model
+2 2 1 serve      DDL_SELECT=model
 "
 # A tuning file that sends each size band to another algorithm and chunk.
 tuning=$(mktemp)

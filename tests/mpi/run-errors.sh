@@ -15,13 +15,17 @@ else
 fi
 
 # The always-on check (no DDL_CHECK): mismatched calls on every layout kind.
-for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3"; do
+# DDL_SELECT=model: the small mismatched calls take the MPI path between nodes,
+# their data inside the signature exchange (online selection would time the
+# lanes first).
+for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" \
+        "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model"; do
     set -- $layout
-    if DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE timeout 120 \
+    if env DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE ${5:-} timeout 120 \
             $MPIRUN -n $4 "$top_builddir/tests/mpi/ddl-test-mismatch" < /dev/null; then
-        pass "mismatched count, type and op return DDL_ERR_MISMATCH and write nothing (lanes $1, $2, node size $3, $4 ranks)"
+        pass "mismatched count, type and op return DDL_ERR_MISMATCH and write nothing (lanes $1, $2, node size $3, $4 ranks${5:+, $5})"
     else
-        fail "mismatch check (lanes $1, $2, node size $3, $4 ranks)"
+        fail "mismatch check (lanes $1, $2, node size $3, $4 ranks${5:+, $5})"
     fi
 done
 
