@@ -446,6 +446,31 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
 static double algbw(size_t bytes, double us) { return us > 0 ? (double)bytes / us / 1e3 : 0; }
 static double bus_factor(int n) { return n > 1 ? 2.0 * (n - 1) / n : 1.0; }
 
+/* DDL_DEBUG=INFO or TRACE: the per-size phase lines and the traffic lines. */
+static int verbose_log(void)
+{
+    const char *debug = getenv("DDL_DEBUG");
+    return debug && (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE"));
+}
+
+#define DDL_BENCH_PHASES 16
+
+/* Rank 0's lane-path calls of the size just run (warm-up, timed and checked,
+ * both placements), phase by phase per call: where the time went. */
+static void print_phases(const bench_t *b, const ddl_phase_stats_t *before, int n)
+{
+    ddl_phase_stats_t now[DDL_BENCH_PHASES];
+    if (n <= 0 || ddl_comm_phases(b->comm, now, DDL_BENCH_PHASES) != n)
+        return;
+    unsigned long long calls = now[0].calls - before[0].calls;
+    if (calls == 0)
+        return;
+    printf("#   phases, rank 0, us per lane call (%llu calls):", calls);
+    for (int i = 0; i < n; i++)
+        printf("%s %s %.1f", i ? "," : "", now[i].name, (now[i].seconds - before[i].seconds) / (double)calls * 1e6);
+    printf("\n");
+}
+
 static void print_row(const row_t *r, int n)
 {
     double factor = bus_factor(n), alg = algbw(r->bytes, r->oop_us), algi = algbw(r->bytes, r->ip_us);
@@ -661,9 +686,13 @@ int main(int argc, char **argv)
                     if (r->count == 0)
                         continue;
                     nrows++;
+                    ddl_phase_stats_t before[DDL_BENCH_PHASES];
+                    int nph = ddl_comm_phases(b.comm, before, DDL_BENCH_PHASES);
                     run_size(&b, &cur, r, &err);
                     if (b.info.rank == 0) {
                         print_row(r, b.info.owner_size);
+                        if (verbose_log())
+                            print_phases(&b, before, nph);
                         fflush(stdout);
                     }
                 }
@@ -682,8 +711,7 @@ int main(int argc, char **argv)
             timed++;
         }
     }
-    const char *debug = getenv("DDL_DEBUG");
-    if (b.info.rank == 0 && debug && (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE"))) {
+    if (b.info.rank == 0 && verbose_log()) {
         /* What each dimension between nodes carried over the whole run (rank 0). */
         ddl_dim_stats_t dims[8];
         int nd = ddl_comm_stats(b.comm, dims, 8);

@@ -193,6 +193,20 @@ typedef struct {
 
 /* Fills at most max entries; returns their number, or a negative status. */
 int ddl_comm_stats(const ddl_comm_t *comm, ddl_dim_stats_t *stats, int max);
+
+/* Where this rank's lane-path calls spent their time, phase by phase, since
+ * creation or the last reset: copy in, node barrier, signatures, reduce and
+ * exchange (between nodes: of it, intra-node reduce, wait between nodes and
+ * write-back), results barrier, copy out.  name is a static string. */
+typedef struct {
+    const char *name;
+    double seconds;
+    unsigned long long calls; /* lane-path calls counted */
+} ddl_phase_stats_t;
+
+/* Fills at most max entries (9 phases); returns their number, or a negative status. */
+int ddl_comm_phases(const ddl_comm_t *comm, ddl_phase_stats_t *phases, int max);
+/* Resets both the traffic and the phase counters. */
 void ddl_comm_stats_reset(ddl_comm_t *comm);
 
 /* The library's version ("0.1.0"): DDL_VERSION_STRING of the libddl that runs,

@@ -270,19 +270,22 @@ static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
         ddl_explore_plan(&c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
 }
 
-/* DDL_DEBUG=TRACE and DDL_TRACE: where a call's time goes, phase by phase. */
-enum { PH_COPY_IN, PH_BARRIER_IN, PH_SIGNATURES, PH_NODES, PH_BARRIER_OUT, PH_COPY_OUT, PH_COUNT };
-static const char *const phase_names[PH_COUNT] = {"copy in", "node barrier", "signatures", "reduce and exchange",
-                                                  "results barrier", "copy out"};
+/* Where a call's time goes, phase by phase: always counted (ddl_comm_phases;
+ * a few clock reads against a call of tens of microseconds at least), logged
+ * at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
+const char *const ddl_phase_names[DDL_PH_COUNT] = {
+    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out",
+    "intra-node reduce", "wait between nodes", "write-back"};
+enum { PH_COPY_IN = DDL_PH_COPY_IN, PH_BARRIER_IN = DDL_PH_BARRIER_IN, PH_SIGNATURES = DDL_PH_SIGNATURES,
+       PH_NODES = DDL_PH_NODES, PH_BARRIER_OUT = DDL_PH_BARRIER_OUT, PH_COPY_OUT = DDL_PH_COPY_OUT,
+       PH_COUNT = DDL_PH_COPY_OUT + 1 };
 
-static void lap(int timed, double *ph, int phase, double *last)
+static void lap(ddl_comm_t *c, int phase, double *last)
 {
-    if (!timed)
-        return;
     double now = ddl_now();
-    ph[phase] += now - *last;
+    c->phase_seconds[phase] += now - *last;
     if (now > *last)
-        ddl_trace_event(phase_names[phase], *last, now, NULL);
+        ddl_trace_event(ddl_phase_names[phase], *last, now, NULL);
     *last = now;
 }
 
@@ -316,20 +319,21 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
      * after it whether any owner stages, so all ranks cut the same rounds. */
     size_t stage_elems = c->set.stage_size / v.esize, round = stage_elems;
     ddl_status_t st = DDL_OK;
-    int timed = ddl_trace_on || ddl_log_enabled(DDL_LOG_TRACE, DDL_SUBSYS_COLL);
-    double ph[PH_COUNT] = {0}, last = timed ? ddl_now() : 0;
+    double before[PH_COUNT], last = ddl_now();
+    memcpy(before, c->phase_seconds, sizeof(before));
+    c->lane_calls++;
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
         size_t n = count - r0 < round ? count - r0 : round;
         char *stage = c->segs[in->gpu].base;
         if (owner && mine->in_kind == DDL_LOC_STAGE)
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
-        lap(timed, ph, PH_COPY_IN, &last);
+        lap(c, PH_COPY_IN, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
             break;
-        lap(timed, ph, PH_BARRIER_IN, &last);
+        lap(c, PH_BARRIER_IN, &last);
         if (r0 == 0 && (st = check_signatures(c)) != DDL_OK)
             return st;
-        lap(timed, ph, PH_SIGNATURES, &last);
+        lap(c, PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
@@ -357,14 +361,17 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)
             break;
-        lap(timed, ph, PH_NODES, &last);
+        lap(c, PH_NODES, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)
             break;
-        lap(timed, ph, PH_BARRIER_OUT, &last);
+        lap(c, PH_BARRIER_OUT, &last);
         if (owner && mine->out_kind == DDL_LOC_STAGE)
             memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
-        lap(timed, ph, PH_COPY_OUT, &last);
+        lap(c, PH_COPY_OUT, &last);
     }
+    double ph[PH_COUNT];
+    for (int i = 0; i < PH_COUNT; i++)
+        ph[i] = c->phase_seconds[i] - before[i];
     DDL_TRACE(DDL_SUBSYS_COLL, "lane allreduce of %zu %s: copy in %.2f ms, node barrier %.2f ms, signatures %.2f ms, "
               "between nodes %.2f ms, results barrier %.2f ms, copy out %.2f ms", count, ddl_dtype_name(dtype),
               ph[PH_COPY_IN] * 1e3, ph[PH_BARRIER_IN] * 1e3, ph[PH_SIGNATURES] * 1e3, ph[PH_NODES] * 1e3,

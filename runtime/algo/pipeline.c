@@ -8,14 +8,17 @@
 #include "pipeline.h"
 #include "trace.h"
 
-/* DDL_TRACE: one event per chunk and stage. */
-static void trace_chunk(const char *stage, double start, size_t k, size_t n, ddl_dtype_t dtype)
+/* Each chunk's stage: counted in the call's phases (ddl_comm_phases), and one
+ * DDL_TRACE event. */
+static void stage_done(ddl_comm_t *c, int phase, double start, size_t k, size_t n, ddl_dtype_t dtype)
 {
+    double now = ddl_now();
+    c->phase_seconds[phase] += now - start;
     if (!ddl_trace_on)
         return;
     char args[96];
     snprintf(args, sizeof(args), "\"chunk\": %zu, \"bytes\": %zu", k, n * ddl_dtype_size(dtype));
-    ddl_trace_event(stage, start, ddl_now(), args);
+    ddl_trace_event(ddl_phase_names[phase], start, now, args);
 }
 
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl_chunks_t *plan, size_t off,
@@ -29,10 +32,10 @@ ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl
         if (k < plan->count) {
             int i = (int)(k % depth);
             ddl_chunk_at(plan, k, &co, &cn);
-            double t0 = ddl_trace_on ? ddl_now() : 0;
+            double t0 = ddl_now();
             if ((st = ops->fill(ops->ctx, i, off + co, cn, &buf[i])) != DDL_OK)
                 break;
-            trace_chunk("intra-node reduce", t0, k, cn, dtype);
+            stage_done(c, DDL_PH_REDUCE, t0, k, cn, dtype);
             /* The signature travelled while the first chunk was reduced. */
             if (k == 0 && (st = ddl_comm_finish_signature(c)) != DDL_OK)
                 break;
@@ -43,13 +46,13 @@ ddl_status_t ddl_pipeline_run(ddl_comm_t *c, const ddl_transport_t *t, const ddl
             size_t j = k + 1 - depth;
             int i = (int)(j % depth);
             ddl_chunk_at(plan, j, &co, &cn);
-            double t0 = ddl_trace_on ? ddl_now() : 0;
+            double t0 = ddl_now();
             st = t->finish(c, i, buf[i], cn, dtype);
-            trace_chunk("wait between nodes", t0, j, cn, dtype);
-            t0 = ddl_trace_on ? ddl_now() : 0;
+            stage_done(c, DDL_PH_WAIT, t0, j, cn, dtype);
+            t0 = ddl_now();
             if (st == DDL_OK)
                 st = ops->drain(ops->ctx, i, off + co, cn, buf[i]);
-            trace_chunk("write-back", t0, j, cn, dtype);
+            stage_done(c, DDL_PH_WRITE_BACK, t0, j, cn, dtype);
         }
     }
     return st;

@@ -18,6 +18,12 @@
 
 #define DDL_NSCHED 4 /* the most chunks in flight between nodes (DDL_INFLIGHT) */
 
+/* A lane call's phases, in order; the last three are parts of DDL_PH_NODES
+ * (the chunk pipeline between nodes).  Names: ddl_phase_names (allreduce_lane.c). */
+enum { DDL_PH_COPY_IN, DDL_PH_BARRIER_IN, DDL_PH_SIGNATURES, DDL_PH_NODES, DDL_PH_BARRIER_OUT, DDL_PH_COPY_OUT,
+       DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_COUNT };
+extern const char *const ddl_phase_names[DDL_PH_COUNT];
+
 typedef struct {
     void *ptr;
     size_t len;
@@ -50,6 +56,8 @@ struct ddl_comm {
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
+    double phase_seconds[DDL_PH_COUNT]; /* lane-path calls, phase by phase (ddl_comm_phases) */
+    unsigned long long lane_calls;
     ddl_sched_t sched[DDL_NSCHED];
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */

@@ -47,6 +47,24 @@ for layout in "2 2 collective" "2 2 serve" "0 1 collective"; do
     else
         fail "$what: the timed candidates are not listed"
     fi
+    # DDL_DEBUG=INFO: ddl-bench prints where each size's lane calls spent their
+    # time; the pipeline's three stages are parts of "reduce and exchange".
+    if /usr/bin/python3 - "$dir/explore.log" $nsizes <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("#   phases, rank 0, us per lane call")]
+assert len(lines) >= int(sys.argv[2]), len(lines)  # every size explored the lanes
+for l in lines:
+    ph = dict((k.strip(), float(v)) for k, v in re.findall(r"([a-z -]+) ([0-9.]+)(?:,|$)", l.split("):")[1]))
+    assert list(ph) == ["copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out",
+                        "intra-node reduce", "wait between nodes", "write-back"], list(ph)
+    parts = ph["intra-node reduce"] + ph["wait between nodes"] + ph["write-back"]
+    assert parts <= ph["reduce and exchange"] * 1.01 + 0.2, l
+PY
+    then
+        pass "$what: a phase line per size (9 phases; the pipeline's stages within reduce and exchange)"
+    else
+        fail "$what: the phase lines"; grep "phases" "$dir/explore.log" | head -3
+    fi
     # The saved decisions read back: every size has a band, nothing is explored.
     bands=$(grep -cE '^[0-9]+-([0-9]+|inf) ' "$save" 2>/dev/null)
     if [ "${bands:-0}" -ge 1 ] && run_bench "$dir/reload.log" DDL_NODE_SIZE=$node_size DDL_LANES=$lanes DDL_HELPERS=$mode \
