@@ -59,6 +59,10 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         add(k, job->path, 0, 1);
     }
     k->rounds = rounds_for(cls);
+    /* One round: the class's first call runs untimed first (candidate 0), so
+     * that the first touch of the buffers and the links' warm-up (measured: a
+     * first 128 MiB call takes twice a later one) count against no candidate. */
+    k->calls = k->rounds == 1 ? -1 : 0;
     k->state = k->ncand > 1 ? DDL_CLASS_EXPLORING : DDL_CLASS_DECIDED;
 }
 
@@ -69,7 +73,7 @@ const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunke
     if (k->state == DDL_CLASS_NEW)
         start(k, &o->job, cls, chunked);
     if (k->state == DDL_CLASS_EXPLORING)
-        return &k->cand[k->calls % k->ncand];
+        return &k->cand[k->calls < 0 ? 0 : k->calls % k->ncand];
     return &k->cand[k->chosen];
 }
 
@@ -84,13 +88,17 @@ static double least(const double *v, int n)
 int ddl_online_wants_time(const ddl_online_t *o, size_t bytes)
 {
     const ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
-    return k->state == DDL_CLASS_EXPLORING ||
+    return (k->state == DDL_CLASS_EXPLORING && k->calls >= 0) ||
            (k->state == DDL_CLASS_DECIDED && k->window && k->since_check + DDL_ONLINE_RECENT >= k->window);
 }
 
 int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v)
 {
     ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
+    if (k->state == DDL_CLASS_EXPLORING && k->calls < 0) { /* the warm-up call */
+        k->calls++;
+        return 0;
+    }
     if (k->state == DDL_CLASS_EXPLORING) {
         int i = k->calls % k->ncand;
         k->chunk[i] = chunk;

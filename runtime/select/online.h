@@ -48,7 +48,7 @@ typedef struct {
     int ncand;
     ddl_candidate_t cand[DDL_ONLINE_MAX_CANDIDATES];
     size_t chunk[DDL_ONLINE_MAX_CANDIDATES]; /* bytes each candidate's calls used (0: not chunked) */
-    int rounds, calls;                       /* exploring: rounds planned, calls made */
+    int rounds, calls;                       /* exploring: rounds planned, calls made (-1: the warm-up is next) */
     double fastest[DDL_ONLINE_MAX_CANDIDATES]; /* exploring: this rank's fastest time of each */
     double agreed[DDL_ONLINE_MAX_CANDIDATES];  /* decided: the agreed times */
     int chosen;
