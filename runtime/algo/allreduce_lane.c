@@ -178,7 +178,7 @@ static ddl_status_t check_signatures(ddl_comm_t *c)
     ddl_sig_t node_sig;
     ddl_status_t local = ddl_sig_check_node(&c->node, &node_sig), st = DDL_OK;
     if (c->info.nnodes > 1) {
-        st = ddl_sig_start(&c->sigx, c->lane_comm, c->info.rank, &node_sig, 0, NULL);
+        st = ddl_sig_start(&c->sigx, c->lane_comm, c->info.rank, &node_sig, 0);
         /* A node that disagrees inside still tells the others, then waits;
          * its own message (which names the local ranks) is the one it keeps. */
         if (st == DDL_OK && local != DDL_OK) {

@@ -515,7 +515,6 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(setup_shm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_gpu_comm_setup(c)), st, fail);
-    DDL_CHECK_GOTO(agree(c, ddl_sig_mpi_init()), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_select_init(c)), st, fail);
     ddl_engine_init(&c->engine);
     c->magic = DDL_COMM_LIVE;

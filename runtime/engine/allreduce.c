@@ -110,9 +110,9 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
  * signatures before the system MPI sees buffers of different sizes or types
  * (which it may reduce without a word, or abort on).  On one node they meet in
  * the control block, which costs little: the MPI call after it finds every
- * owner there.  Between nodes one small blocking allreduce carries them (the
- * small-message path is MPI's own, without a deadline), and with them the
- * data of the smallest messages (inline_data): then that allreduce is the
+ * owner there.  Between nodes a recursive doubling of point-to-point
+ * messages carries them (ddl_sig_exchange_data), and with them the data of
+ * messages up to DDL_SIG_DATA_BYTES (inline_data): then that exchange is the
  * whole call, its result in recvbuf. */
 static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                            ddl_redop_t op, int inline_data, ddl_comm_t *c)
@@ -134,17 +134,15 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
             st = ddl_error(st, "%s", ddl_last_error());
     } else {
         ddl_sig_exchange_t x;
-        st = ddl_sig_start(&x, c->owners, c->info.rank, &sig, 1, inline_data ? sendbuf : NULL);
+        st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, &sig, inline_data ? sendbuf : NULL,
+                                   inline_data ? recvbuf : NULL, c->set.timeout, &c->node.ctrl->abort_rank);
         if (st == DDL_OK)
             st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank,
                                 (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
         if (st == DDL_ERR_PEER_FAILED)
             st = ddl_comm_abandoned(c, "ddl_allreduce: the signature exchange");
-        if (st == DDL_OK && inline_data) {
-            memcpy(recvbuf, x.wire.data, count * ddl_dtype_size(dtype));
-            if (op == DDL_REDOP_AVG)
-                ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
-        }
+        if (st == DDL_OK && inline_data && op == DDL_REDOP_AVG)
+            ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
     }
     if (c->call->own_error != DDL_OK) {
         ddl_log_keep_error(mine); /* its own reason, not the echo of it */

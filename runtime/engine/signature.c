@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,79 +102,149 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     return DDL_OK;
 }
 
-enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_ALGO = 3, F_INLINE = 4, F_BAD = 7 };
-
-/* Every rank combined so far sent this one signature: maximum == minimum. */
-static int single(const ddl_sig_wire_t *w)
-{
-    for (int i = 0; i < DDL_SIG_FIELDS; i++)
-        if (w->ext[i] != -w->ext[DDL_SIG_FIELDS + i])
-            return 0;
-    return 1;
-}
-
-/* The exchange's MPI operator: fieldwise maximum of the signatures, and the
- * data reduced only while both sides are one and the same signature that
- * carries data (a mismatch leaves it alone: no rank uses it then). */
-static void combine(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    (void)type;
-    const ddl_sig_wire_t *a = in;
-    ddl_sig_wire_t *b = inout;
-    for (int n = 0; n < *len; n++, a++, b++) {
-        const int64_t *h = a->ext;
-        if (h[F_INLINE] == 1 && h[F_ALGO] == DDL_ALGO_MPI && h[F_BAD] == 0 && single(a) && single(b) &&
-            memcmp(a->ext, b->ext, sizeof(a->ext)) == 0 && (uint64_t)h[F_DTYPE] < DDL_DTYPE_COUNT &&
-            (uint64_t)h[F_OP] < DDL_REDOP_COUNT && h[F_COUNT] > 0 &&
-            (uint64_t)h[F_COUNT] * ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) <= DDL_SIG_DATA_BYTES)
-            ddl_reduce_fn((ddl_dtype_t)h[F_DTYPE], (ddl_redop_t)h[F_OP])(b->data, a->data, b->data, (size_t)h[F_COUNT]);
-        for (int i = 0; i < 2 * DDL_SIG_FIELDS; i++)
-            b->ext[i] = a->ext[i] > b->ext[i] ? a->ext[i] : b->ext[i];
-    }
-}
-
-static MPI_Datatype wire_type = MPI_DATATYPE_NULL;
-static MPI_Op wire_op = MPI_OP_NULL;
-static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
-static ddl_status_t wire_status = DDL_ERR_MPI;
-
-static void make_wire(void)
-{
-    /* One element of the whole size: MPI never splits it between ranks. */
-    if (MPI_Type_contiguous((int)sizeof(ddl_sig_wire_t), MPI_BYTE, &wire_type) == MPI_SUCCESS &&
-        MPI_Type_commit(&wire_type) == MPI_SUCCESS && MPI_Op_create(combine, 1, &wire_op) == MPI_SUCCESS)
-        wire_status = DDL_OK;
-}
-
-ddl_status_t ddl_sig_mpi_init(void)
-{
-    pthread_once(&wire_once, make_wire);
-    return wire_status == DDL_OK ? DDL_OK
-                                 : ddl_error(DDL_ERR_MPI, "cannot create the signature exchange's MPI type and operator");
-}
-
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking,
-                           const void *data)
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking)
 {
     x->world_rank = world_rank;
-    /* The maximum over (v, -v) gives every field's maximum and minimum. */
+    /* One MPI_MAX over (v, -v) gives every field's maximum and minimum. */
+    int64_t both[2 * DDL_SIG_FIELDS];
     to_vector(s, x->mine);
     for (int i = 0; i < DDL_SIG_FIELDS; i++) {
-        x->wire.ext[i] = x->mine[i];
-        x->wire.ext[DDL_SIG_FIELDS + i] = -x->mine[i];
+        both[i] = x->mine[i];
+        both[DDL_SIG_FIELDS + i] = -x->mine[i];
     }
-    if (data)
-        memcpy(x->wire.data, data, (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype));
+    memcpy(x->ext, both, sizeof(both));
     x->comm = comm;
     x->active = 0;
-    int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, &x->wire, 1, wire_type, wire_op, comm)
-                      : MPI_Iallreduce(MPI_IN_PLACE, &x->wire, 1, wire_type, wire_op, comm, &x->req);
+    int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm)
+                      : MPI_Iallreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm, &x->req);
     if (rc != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "MPI allreduce of the call's signature failed");
     if (blocking)
         x->req = MPI_REQUEST_NULL; /* MPI_Test of a null request completes at once */
     x->active = 1;
     return DDL_OK;
+}
+
+/* The owners' exchange on the MPI path: what travels. */
+typedef struct {
+    int64_t ext[2 * DDL_SIG_FIELDS]; /* each field's maximum and the maximum of its negation */
+    _Alignas(64) unsigned char data[DDL_SIG_DATA_BYTES];
+} sig_msg_t;
+
+#define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
+enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_INLINE = 4, F_BAD = 7 };
+
+static int one_signature(const int64_t *ext)
+{
+    for (int i = 0; i < DDL_SIG_FIELDS; i++)
+        if (ext[i] != -ext[DDL_SIG_FIELDS + i])
+            return 0;
+    return 1;
+}
+
+struct pair {
+    MPI_Request req[2];
+    MPI_Status status[2];
+};
+
+static int pair_done(void *arg)
+{
+    struct pair *p = arg;
+    int done = 0;
+    return MPI_Testall(2, p->req, &done, p->status) != MPI_SUCCESS ? DDL_ERR_MPI : done;
+}
+
+/* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
+ * (either may be NULL), within the deadline; *got: the bytes received. */
+static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
+                         double timeout, const _Atomic int32_t *abort)
+{
+    struct pair p = {{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, {{0}}};
+    if ((recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &p.req[0]) != MPI_SUCCESS) ||
+        (send && MPI_Isend(send, send_len, MPI_BYTE, peer, SIG_TAG, comm, &p.req[1]) != MPI_SUCCESS))
+        return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
+    ddl_status_t st = ddl_poll(pair_done, &p, timeout, abort);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "ddl_allreduce: the owner of rank %d in the owners' communicator did not take part in "
+                         "this call within %.1f s (DDL_TIMEOUT): it may have stopped calling, or called with a "
+                         "count that takes another path", peer, timeout);
+    if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
+        return st;
+    if (st != DDL_OK)
+        return ddl_error(st, "ddl_allreduce: the owners' signature exchange failed in MPI");
+    *got = 0;
+    if (recv)
+        MPI_Get_count(&p.status[0], MPI_BYTE, got);
+    return DDL_OK;
+}
+
+/* theirs into mine: fieldwise maxima; the data reduced only while both hold
+ * one and the same signature that carries data, the lower rank's first. */
+static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
+{
+    const int64_t *h = mine->ext;
+    int reduce = h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
+                 memcmp(mine->ext, theirs->ext, sizeof(mine->ext)) == 0;
+    size_t esize = reduce ? ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) : 0;
+    /* Equal to this rank's own signature, which its checks passed: the type,
+     * op and count are valid.  The length is checked all the same. */
+    if (reduce && (size_t)their_len >= sizeof(mine->ext) + (size_t)h[F_COUNT] * esize) {
+        ddl_reduce_fn_t fn = ddl_reduce_fn((ddl_dtype_t)h[F_DTYPE], (ddl_redop_t)h[F_OP]);
+        if (me_first)
+            fn(mine->data, mine->data, theirs->data, (size_t)h[F_COUNT]);
+        else
+            fn(mine->data, theirs->data, mine->data, (size_t)h[F_COUNT]);
+    }
+    for (int i = 0; i < 2 * DDL_SIG_FIELDS; i++)
+        mine->ext[i] = theirs->ext[i] > mine->ext[i] ? theirs->ext[i] : mine->ext[i];
+}
+
+ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
+                                   const void *data, void *result, double timeout, const _Atomic int32_t *abort)
+{
+    x->world_rank = world_rank;
+    x->comm = comm;
+    x->active = 0;
+    to_vector(s, x->mine);
+    sig_msg_t msgs[2], *mine = &msgs[0], *theirs = &msgs[1];
+    for (int i = 0; i < DDL_SIG_FIELDS; i++) {
+        mine->ext[i] = x->mine[i];
+        mine->ext[DDL_SIG_FIELDS + i] = -x->mine[i];
+    }
+    size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
+    if (data)
+        memcpy(mine->data, data, bytes);
+    int len = (int)(sizeof(mine->ext) + bytes), got = 0, size, rank;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    int core = 1;
+    while (core * 2 <= size)
+        core *= 2;
+    ddl_status_t st = DDL_OK;
+    if (rank >= core) { /* an extra rank: in through its partner, and the result back */
+        st = swap(comm, rank - core, mine, len, NULL, &got, timeout, abort);
+        if (st == DDL_OK)
+            st = swap(comm, rank - core, NULL, 0, mine, &got, timeout, abort);
+    } else {
+        if (rank + core < size && (st = swap(comm, rank + core, NULL, 0, theirs, &got, timeout, abort)) == DDL_OK)
+            combine_msg(mine, theirs, got, 1);
+        for (int mask = 1; mask < core && st == DDL_OK; mask <<= 1) {
+            int peer = rank ^ mask;
+            if ((st = swap(comm, peer, mine, len, theirs, &got, timeout, abort)) == DDL_OK)
+                combine_msg(mine, theirs, got, rank < peer);
+        }
+        if (st == DDL_OK && rank + core < size)
+            st = swap(comm, rank + core, mine, len, NULL, &got, timeout, abort);
+    }
+    if (st == DDL_OK) {
+        memcpy(x->ext, mine->ext, sizeof(x->ext));
+        /* Only when every signature agreed: a mismatch writes nothing. */
+        if (result && bytes && one_signature(mine->ext) && mine->ext[F_BAD] == 0)
+            memcpy(result, mine->data, bytes);
+        x->req = MPI_REQUEST_NULL;
+        x->active = 1;
+    }
+    return st;
 }
 
 /* Which two ranks differ, and how: every rank of comm knows there is a
@@ -241,7 +310,8 @@ ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic
         return st;
     if (st != DDL_OK)
         return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
-    if (!single(&x->wire) || x->wire.ext[F_BAD] != 0)
-        return name_mismatch(x, hosts, where);
+    for (int i = 0; i < DDL_SIG_FIELDS; i++)
+        if (x->ext[i] != -x->ext[DDL_SIG_FIELDS + i] || (i == 7 && x->ext[i] != 0))
+            return name_mismatch(x, hosts, where);
     return DDL_OK;
 }

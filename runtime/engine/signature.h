@@ -46,44 +46,40 @@ ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
  * only: that owner keeps its own message, the others report it). */
 ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus, uint32_t seq);
 
-/* The smallest messages between nodes travel inside the signature exchange
- * (the MPI path's owners): one allreduce instead of two. */
-#define DDL_SIG_DATA_BYTES 64
-
-/* What one exchange carries: each field's maximum and the maximum of its
- * negation (so every rank learns whether all agree), and the data of a call
- * whose signature says it rides along (lane_algo 1 on the MPI path).  Every
- * exchange has this one shape, with or without data, so ranks that called
- * differently still make matching MPI calls. */
-typedef struct {
-    int64_t ext[2 * DDL_SIG_FIELDS];
-    _Alignas(64) unsigned char data[DDL_SIG_DATA_BYTES];
-} ddl_sig_wire_t;
-
 /* One exchange of signatures over an MPI communicator, in flight. */
 typedef struct {
     MPI_Request req;
-    int64_t mine[DDL_SIG_FIELDS];
-    ddl_sig_wire_t wire;
+    int64_t mine[DDL_SIG_FIELDS], ext[2 * DDL_SIG_FIELDS];
     MPI_Comm comm;
     int world_rank; /* for messages */
     int active;
 } ddl_sig_exchange_t;
 
-/* Once per process, after MPI_Init (communicator creation): the exchange's
- * MPI type and operator. */
-ddl_status_t ddl_sig_mpi_init(void);
-
 /* Start comparing s with every rank of comm (all must start one); world_rank
  * names this rank in messages.  blocking: exchange now with the system MPI's
  * blocking allreduce (the small-message path, which is MPI's own: a
  * nonblocking one costs more than the message), else in flight until
- * ddl_sig_finish.  data: NULL, or the s->count elements (at most
- * DDL_SIG_DATA_BYTES) to reduce with s->op while the signatures are compared;
- * s must then say so (lane_algo 1).  After ddl_sig_finish returned DDL_OK they
- * are in x->wire.data, reduced over comm (DDL_REDOP_AVG: summed). */
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking,
-                           const void *data);
+ * ddl_sig_finish. */
+ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking);
+/* The smallest messages between nodes travel with the owners' signatures. */
+#define DDL_SIG_DATA_BYTES 8192
+
+/* The MPI path between nodes, on the owners' communicator: the signature
+ * exchange of ddl_sig_start as recursive doubling over point-to-point
+ * messages (the extra ranks of a non-power-of-two count folded in first), each
+ * carrying the signature's maximum and minimum so far and, when data is not
+ * NULL, the call's data (s->count elements, at most DDL_SIG_DATA_BYTES bytes;
+ * s says so with lane_algo 1).  The data is reduced with s->op, the lower
+ * rank's operand first, only while every signature met so far is the same:
+ * then all ranks hold the same bits, and the call needs no second allreduce.
+ * Every receive is posted for the largest message, so ranks that called
+ * differently still match; every wait has the deadline.  On DDL_OK it is
+ * done, and ddl_sig_finish (which returns at once) compares; the reduced data
+ * (DDL_REDOP_AVG: summed) is written to result only when every signature
+ * agreed, which is when ddl_sig_finish returns DDL_OK. */
+ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
+                                   const void *data, void *result, double timeout, const _Atomic int32_t *abort);
+
 /* Wait for it, at most `timeout` seconds, giving up when *abort becomes
  * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that

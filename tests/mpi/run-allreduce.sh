@@ -7,8 +7,9 @@ prog=$top_builddir/tests/mpi/ddl-test-allreduce
 before=$(shm_segments)
 
 # nodes gpus lanes helpers extra-environment (DDL_SELECT=model: sizes below
-# 128K take the MPI path between nodes, those up to 64 bytes inside the
-# signature exchange, whatever online selection would time)
+# 128K take the MPI path between nodes, those up to 8 KiB inside the owners'
+# signature exchange, 3 owners folding one into recursive doubling, whatever
+# online selection would time)
 layouts="
 1 1 1 collective DDL_ALGO=lane
 1 2 2 collective DDL_ALGO=lane
@@ -28,6 +29,7 @@ layouts="
 1 2 2 serve      DDL_ALGO=auto
 2 1 2 collective DDL_SELECT=model
 2 2 1 serve      DDL_SELECT=model
+3 1 1 collective DDL_SELECT=model
 "
 # A tuning file that sends each size band to another algorithm and chunk.
 tuning=$(mktemp)
