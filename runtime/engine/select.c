@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,25 +107,128 @@ int ddl_select_wants_time(const ddl_comm_t *c, size_t bytes)
     return c->call->cand && ddl_online_wants_time(&c->online, bytes);
 }
 
-static int request_done(void *arg)
+#define AGREE_TAG 0x5e1 /* point-to-point on the choosing ranks' communicator */
+
+struct requests {
+    MPI_Request *req;
+    int n;
+};
+
+static int all_done(void *arg)
 {
+    const struct requests *r = arg;
     int done = 0;
-    return MPI_Test(arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
+    return MPI_Testall(r->n, r->req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
 }
 
-/* v = the maximum over the ranks that choose (a slow rank slows everyone). */
+/* The world rank (for messages) of rank r of the choosing ranks. */
+static int world_rank_of(const ddl_comm_t *c, int r)
+{
+    MPI_Group mine, world;
+    int w = r;
+    MPI_Comm_group(c->select_comm, &mine);
+    MPI_Comm_group(c->world, &world);
+    MPI_Group_translate_ranks(mine, 1, &r, world, &w);
+    MPI_Group_free(&mine);
+    MPI_Group_free(&world);
+    return w;
+}
+
+/* v = the elementwise maximum over the ranks that choose (a slow rank slows
+ * everyone): each sends its numbers to rank 0 of them, which answers with the
+ * maxima.  Point to point, not an MPI collective, so that a rank that never
+ * comes is known: rank 0 waits DDL_TIMEOUT, then answers with that rank's
+ * number instead (slot n), and everyone's message names it; the others wait
+ * a little longer than rank 0 for its answer. */
 static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
 {
-    MPI_Request req;
-    if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, c->select_comm, &req) != MPI_SUCCESS)
-        return ddl_error(DDL_ERR_MPI, "online selection: MPI_Iallreduce of the timings failed");
-    ddl_status_t st = ddl_poll(request_done, &req, c->set.timeout, &c->node.ctrl->abort_rank);
-    if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "online selection: the other ranks did not share their timings within %.1f s "
-                         "(DDL_TIMEOUT): a rank may have stopped calling ddl_allreduce", c->set.timeout);
+    int size, rank;
+    MPI_Comm_size(c->select_comm, &size);
+    MPI_Comm_rank(c->select_comm, &rank);
+    double answer[DDL_ONLINE_MAX_CANDIDATES + 1];
+    int missing = -1;
+    ddl_status_t st = DDL_OK;
+    if (rank == 0) {
+        double *all = calloc((size_t)size, sizeof(double) * (size_t)n);
+        MPI_Request *req = calloc((size_t)size, sizeof(MPI_Request));
+        if (!all || !req) {
+            free(all);
+            free(req);
+            return ddl_error(DDL_ERR_NO_MEMORY, "online selection: out of memory agreeing on the timings");
+        }
+        for (int r = 1; r < size; r++)
+            MPI_Irecv(all + (size_t)r * (size_t)n, n, MPI_DOUBLE, r, AGREE_TAG, c->select_comm, &req[r]);
+        struct requests rq = {req + 1, size - 1};
+        st = ddl_poll(all_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank);
+        for (int r = 1; r < size && st == DDL_ERR_TIMED_OUT && missing < 0; r++) {
+            int done = 0;
+            MPI_Test(&req[r], &done, MPI_STATUS_IGNORE);
+            if (!done)
+                missing = r;
+        }
+        for (int i = 0; i < n; i++) {
+            answer[i] = v[i];
+            for (int r = 1; r < size; r++)
+                answer[i] = all[(size_t)r * (size_t)n + i] > answer[i] ? all[(size_t)r * (size_t)n + i] : answer[i];
+        }
+        answer[n] = missing >= 0 ? world_rank_of(c, missing) : st == DDL_OK ? -1 : -2;
+        for (int r = 1; r < size; r++)
+            if (req[r] != MPI_REQUEST_NULL) { /* after a failure: what never came */
+                MPI_Cancel(&req[r]);
+                MPI_Request_free(&req[r]);
+            }
+        /* The answer goes out even after a failure, so that the others learn
+         * it; then a send to a rank that never comes cannot complete, so its
+         * buffer (a copy) is left to MPI. */
+        double *out = malloc(sizeof(answer));
+        if (out) {
+            memcpy(out, answer, sizeof(answer));
+            for (int r = 1; r < size; r++)
+                MPI_Isend(out, n + 1, MPI_DOUBLE, r, AGREE_TAG, c->select_comm, &req[r]);
+            rq = (struct requests){req + 1, size - 1};
+            if (st != DDL_OK) {
+                for (int r = 1; r < size; r++)
+                    MPI_Request_free(&req[r]);
+            } else if ((st = ddl_poll(all_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank)) == DDL_OK) {
+                free(out);
+            }
+        } else if (st == DDL_OK) {
+            st = ddl_error(DDL_ERR_NO_MEMORY, "online selection: out of memory agreeing on the timings");
+        }
+        free(req);
+        free(all);
+    } else {
+        /* Buffers of requests that may never complete are left to MPI: copies. */
+        double *io = malloc(sizeof(double) * (size_t)(2 * n + 1));
+        if (!io)
+            return ddl_error(DDL_ERR_NO_MEMORY, "online selection: out of memory agreeing on the timings");
+        memcpy(io, v, sizeof(double) * (size_t)n);
+        MPI_Request req[2];
+        MPI_Isend(io, n, MPI_DOUBLE, 0, AGREE_TAG, c->select_comm, &req[0]);
+        MPI_Irecv(io + n, n + 1, MPI_DOUBLE, 0, AGREE_TAG, c->select_comm, &req[1]);
+        struct requests rq = {req, 2};
+        st = ddl_poll(all_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), &c->node.ctrl->abort_rank);
+        if (st == DDL_OK) {
+            memcpy(answer, io + n, sizeof(double) * (size_t)(n + 1));
+            free(io);
+        }
+        if (st == DDL_OK && answer[n] >= 0)
+            missing = (int)answer[n];
+        else if (st == DDL_OK && answer[n] < -1)
+            st = DDL_ERR_PEER_FAILED; /* rank 0 failed for another reason, which its node tells */
+        else if (st == DDL_ERR_TIMED_OUT)
+            missing = world_rank_of(c, 0);
+    }
+    if (missing >= 0)
+        return ddl_error(DDL_ERR_TIMED_OUT, "online selection: rank %d on %s did not share its timings within %.1f s "
+                         "(DDL_TIMEOUT): it may have stopped, or stopped calling ddl_allreduce", missing,
+                         c->hosts[missing], c->set.timeout);
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, "online selection's agreement");
-    return st == DDL_OK ? DDL_OK : ddl_error(st, "online selection: MPI_Iallreduce of the timings failed");
+    if (st != DDL_OK)
+        return ddl_error(st, "online selection: the exchange of the timings failed in MPI");
+    memcpy(v, answer, sizeof(double) * (size_t)n);
+    return DDL_OK;
 }
 
 static void class_range(int cls, char *buf, size_t len)
