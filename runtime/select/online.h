@@ -3,9 +3,9 @@
  * generalized to every choice.  Messages fall in size classes by log2 of their
  * bytes.  The first calls of a class time its candidates in turn (the system
  * MPI path, each lane algorithm, half and twice the model's chunk), round after
- * round; then every rank puts its fastest time of each candidate into one small
- * allreduce (MPI_MAX), and all ranks take the candidate with the least agreed
- * time: the same numbers everywhere, so the same choice everywhere.  Later calls
+ * round; then the ranks agree on the elementwise maximum of their fastest
+ * times of each candidate, and all ranks take the candidate with the least
+ * agreed time: the same numbers everywhere, so the same choice everywhere.  Later calls
  * of the class run the choice; about every DDL_ONLINE_CHECK_SECONDS of its calls
  * the ranks agree on its recent time, and a class whose time drifted by more
  * than DDL_SELECT_DRIFT is explored again.
@@ -78,7 +78,7 @@ const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunke
  * free next to a call of a microsecond). */
 int ddl_online_wants_time(const ddl_online_t *o, size_t bytes);
 /* After a call of `bytes` that succeeded: its time on this rank (negative
- * when ddl_online_wants_time said no) and the chunk it used.  Returns how many numbers the ranks must now agree on (MPI_MAX),
+ * when ddl_online_wants_time said no) and the chunk it used.  Returns how many numbers the ranks must now agree on (their maximum),
  * written to v (at most DDL_ONLINE_MAX_CANDIDATES); 0 when none. */
 int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v);
 /* With the agreed numbers of the last observe: the decision, or the drift check's outcome. */
