@@ -673,6 +673,7 @@ int main(int argc, char **argv)
             err = 1;
         }
     } else {
+        int phases = b.info.rank == 0 && verbose_log(); /* rank 0 prints its own */
         for (int t = 0; t < o.ndtypes; t++) {
             for (int k = 0; k < o.nops; k++) {
                 opts_t cur = o;
@@ -687,11 +688,11 @@ int main(int argc, char **argv)
                         continue;
                     nrows++;
                     ddl_phase_stats_t before[DDL_BENCH_PHASES];
-                    int nph = ddl_comm_phases(b.comm, before, DDL_BENCH_PHASES);
+                    int nph = phases ? ddl_comm_phases(b.comm, before, DDL_BENCH_PHASES) : 0;
                     run_size(&b, &cur, r, &err);
                     if (b.info.rank == 0) {
                         print_row(r, b.info.owner_size);
-                        if (verbose_log())
+                        if (phases)
                             print_phases(&b, before, nph);
                         fflush(stdout);
                     }

@@ -276,9 +276,7 @@ static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
 const char *const ddl_phase_names[DDL_PH_COUNT] = {
     "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out",
     "intra-node reduce", "wait between nodes", "write-back"};
-enum { PH_COPY_IN = DDL_PH_COPY_IN, PH_BARRIER_IN = DDL_PH_BARRIER_IN, PH_SIGNATURES = DDL_PH_SIGNATURES,
-       PH_NODES = DDL_PH_NODES, PH_BARRIER_OUT = DDL_PH_BARRIER_OUT, PH_COPY_OUT = DDL_PH_COPY_OUT,
-       PH_COUNT = DDL_PH_COPY_OUT + 1 };
+enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline counts the rest (pipeline.c) */
 
 static void lap(ddl_comm_t *c, int phase, double *last)
 {
@@ -319,7 +317,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
      * after it whether any owner stages, so all ranks cut the same rounds. */
     size_t stage_elems = c->set.stage_size / v.esize, round = stage_elems;
     ddl_status_t st = DDL_OK;
-    double before[PH_COUNT], last = ddl_now();
+    double before[CALL_PHASES], last = ddl_now();
     memcpy(before, c->phase_seconds, sizeof(before));
     c->lane_calls++;
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
@@ -327,13 +325,13 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         char *stage = c->segs[in->gpu].base;
         if (owner && mine->in_kind == DDL_LOC_STAGE)
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
-        lap(c, PH_COPY_IN, &last);
+        lap(c, DDL_PH_COPY_IN, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
             break;
-        lap(c, PH_BARRIER_IN, &last);
+        lap(c, DDL_PH_BARRIER_IN, &last);
         if (r0 == 0 && (st = check_signatures(c)) != DDL_OK)
             return st;
-        lap(c, PH_SIGNATURES, &last);
+        lap(c, DDL_PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
@@ -361,21 +359,21 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)
             break;
-        lap(c, PH_NODES, &last);
+        lap(c, DDL_PH_NODES, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)
             break;
-        lap(c, PH_BARRIER_OUT, &last);
+        lap(c, DDL_PH_BARRIER_OUT, &last);
         if (owner && mine->out_kind == DDL_LOC_STAGE)
             memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
-        lap(c, PH_COPY_OUT, &last);
+        lap(c, DDL_PH_COPY_OUT, &last);
     }
-    double ph[PH_COUNT];
-    for (int i = 0; i < PH_COUNT; i++)
+    double ph[CALL_PHASES];
+    for (int i = 0; i < CALL_PHASES; i++)
         ph[i] = c->phase_seconds[i] - before[i];
     DDL_TRACE(DDL_SUBSYS_COLL, "lane allreduce of %zu %s: copy in %.2f ms, node barrier %.2f ms, signatures %.2f ms, "
               "between nodes %.2f ms, results barrier %.2f ms, copy out %.2f ms", count, ddl_dtype_name(dtype),
-              ph[PH_COPY_IN] * 1e3, ph[PH_BARRIER_IN] * 1e3, ph[PH_SIGNATURES] * 1e3, ph[PH_NODES] * 1e3,
-              ph[PH_BARRIER_OUT] * 1e3, ph[PH_COPY_OUT] * 1e3);
+              ph[DDL_PH_COPY_IN] * 1e3, ph[DDL_PH_BARRIER_IN] * 1e3, ph[DDL_PH_SIGNATURES] * 1e3, ph[DDL_PH_NODES] * 1e3,
+              ph[DDL_PH_BARRIER_OUT] * 1e3, ph[DDL_PH_COPY_OUT] * 1e3);
     if (st == DDL_OK && c->call->plan.explore >= 0)
         st = ddl_explore_record(c);
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);

@@ -451,7 +451,7 @@ static void log_tuning(const ddl_comm_t *c)
     DDL_INFO(DDL_SUBSYS_COLL, "cost model, host reduction: %.0f MB/s", 1e-6 / t->model.gamma);
     if (t->nbands == 0) {
         DDL_INFO(DDL_SUBSYS_COLL, "no tuning bands: DDL_ALGO=%s, %s, lanes %s (auto: the cost model per chunk), "
-                 "chunk %s", ddl_algo_names[c->set.algo], c->online_on ? "chosen online per size class (DDL_SELECT)"
+                 "chunk %s", ddl_algo_names[c->set.algo], ddl_select_online(c) ? "chosen online per size class (DDL_SELECT)"
                  : "MPI below DDL_MPI_THRESHOLD (DDL_SELECT=model)", ddl_inter_algo_names[c->set.lane_algo],
                  ddl_param_string("DDL_CHUNK_SIZE"));
         return;

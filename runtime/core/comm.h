@@ -52,7 +52,6 @@ struct ddl_comm {
     size_t scratch_bytes;
     ddl_explore_t explore;       /* DDL_EXPLORE: what the first calls measured */
     ddl_online_t online;         /* DDL_SELECT=online: what each size class measured and chose */
-    bool online_on;
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];

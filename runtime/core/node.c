@@ -73,6 +73,14 @@ ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _
     }
 }
 
+int ddl_mpi_done(void *arg)
+{
+    const ddl_mpi_wait_t *w = arg;
+    int done = 0;
+    return MPI_Testall(w->n, w->req, &done, w->status ? w->status : MPI_STATUSES_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI
+                                                                                                  : done;
+}
+
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected, double seconds)
 {
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};

@@ -46,8 +46,8 @@ typedef struct {
     ddl_gpu_ref_t in_ref, out_ref;
 } ddl_node_req_t;
 
-#define DDL_INLINE_BYTES 1024
-#define DDL_NODE_FAILURES 32 /* failed MPI-path calls an owner remembers for its helpers */ /* the largest message that goes through the control block */
+#define DDL_INLINE_BYTES 1024  /* the largest message that goes through the control block */
+#define DDL_NODE_FAILURES 32   /* failed MPI-path calls an owner remembers for its helpers */
 
 typedef struct {
     _Alignas(64) _Atomic uint32_t seq; /* written last: the call whose signature (and data) are here */
@@ -106,6 +106,15 @@ double ddl_now(void);
  * Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT / DDL_ERR_PEER_FAILED
  * without a message: the caller says what it waited for. */
 ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort);
+
+/* The ddl_poll step for MPI requests: 1 once all n are complete (their
+ * statuses in status, when not NULL), DDL_ERR_MPI on an error. */
+typedef struct {
+    MPI_Request *req;
+    MPI_Status *status;
+    int n;
+} ddl_mpi_wait_t;
+int ddl_mpi_done(void *arg);
 
 /* All local ranks meet; `what` names the phase in a timeout message. */
 ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);

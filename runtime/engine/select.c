@@ -16,7 +16,7 @@
 #include "log.h"
 #include "select.h"
 
-static int agreement_needed(const ddl_comm_t *c)
+int ddl_select_online(const ddl_comm_t *c)
 {
     return c->set.select == DDL_SELECT_ONLINE && c->set.algo != DDL_ALGO_MPI;
 }
@@ -45,8 +45,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
     int threshold_given = c->set.mpi_threshold != DDL_THRESHOLD_AUTO;
     if (!threshold_given)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
-    c->online_on = agreement_needed(c);
-    if (!c->online_on)
+    if (!ddl_select_online(c))
         return DDL_OK;
     if (!threshold_given)
         c->set.mpi_threshold = 0; /* the online selection times the MPI path itself */
@@ -88,16 +87,20 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
         announce(c, DDL_ALGO_MPI, bytes, "below DDL_MPI_THRESHOLD");
         return DDL_ALGO_MPI;
     }
-    if (!c->online_on) {
+    if (!ddl_select_online(c)) {
         ddl_algo_id_t algo = c->set.algo != DDL_ALGO_AUTO ? (ddl_algo_id_t)c->set.algo
                            : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
         announce(c, algo, bytes, c->set.algo != DDL_ALGO_AUTO ? "DDL_ALGO" : "at or above DDL_MPI_THRESHOLD "
                  "(DDL_SELECT=model)");
         return algo;
     }
-    int multiring = c->online.job.path == DDL_ALGO_MULTIRING;
-    size_t chunk = ddl_lane_chunk(c, bytes, multiring);
-    int chunked = c->info.nnodes > 1 && bytes / (size_t)c->info.local_size > chunk;
+    /* Whether chunk sizes are candidates matters only when a class starts
+     * exploring: the model's chunk is not worked out on every call. */
+    int chunked = 0;
+    if (ddl_online_starts(&c->online, bytes)) {
+        size_t chunk = ddl_lane_chunk(c, bytes, c->online.job.path == DDL_ALGO_MULTIRING);
+        chunked = c->info.nnodes > 1 && bytes / (size_t)c->info.local_size > chunk;
+    }
     c->call->cand = ddl_online_next(&c->online, bytes, chunked);
     return (ddl_algo_id_t)c->call->cand->algo;
 }
@@ -109,24 +112,12 @@ int ddl_select_wants_time(const ddl_comm_t *c, size_t bytes)
 
 #define AGREE_TAG 0x5e1 /* point-to-point on the choosing ranks' communicator */
 
-struct requests {
-    MPI_Request *req;
-    int n;
-};
-
-static int all_done(void *arg)
-{
-    const struct requests *r = arg;
-    int done = 0;
-    return MPI_Testall(r->n, r->req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
-}
-
-/* The world rank (for messages) of rank r of the choosing ranks. */
-static int world_rank_of(const ddl_comm_t *c, int r)
+/* The world rank (for messages) of rank r of comm. */
+static int world_rank_of(const ddl_comm_t *c, MPI_Comm comm, int r)
 {
     MPI_Group mine, world;
     int w = r;
-    MPI_Comm_group(c->select_comm, &mine);
+    MPI_Comm_group(comm, &mine);
     MPI_Comm_group(c->world, &world);
     MPI_Group_translate_ranks(mine, 1, &r, world, &w);
     MPI_Group_free(&mine);
@@ -134,17 +125,11 @@ static int world_rank_of(const ddl_comm_t *c, int r)
     return w;
 }
 
-/* v = the elementwise maximum over the ranks that choose (a slow rank slows
- * everyone): each sends its numbers to rank 0 of them, which answers with the
- * maxima.  Point to point, not an MPI collective, so that a rank that never
- * comes is known: rank 0 waits DDL_TIMEOUT, then answers with that rank's
- * number instead (slot n), and everyone's message names it; the others wait
- * a little longer than rank 0 for its answer. */
-static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
+ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
 {
     int size, rank;
-    MPI_Comm_size(c->select_comm, &size);
-    MPI_Comm_rank(c->select_comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
     double answer[DDL_ONLINE_MAX_CANDIDATES + 1];
     int missing = -1;
     ddl_status_t st = DDL_OK;
@@ -154,12 +139,12 @@ static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
         if (!all || !req) {
             free(all);
             free(req);
-            return ddl_error(DDL_ERR_NO_MEMORY, "online selection: out of memory agreeing on the timings");
+            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory agreeing on the timings");
         }
         for (int r = 1; r < size; r++)
-            MPI_Irecv(all + (size_t)r * (size_t)n, n, MPI_DOUBLE, r, AGREE_TAG, c->select_comm, &req[r]);
-        struct requests rq = {req + 1, size - 1};
-        st = ddl_poll(all_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank);
+            MPI_Irecv(all + (size_t)r * (size_t)n, n, MPI_DOUBLE, r, AGREE_TAG, comm, &req[r]);
+        ddl_mpi_wait_t rq = {req + 1, NULL, size - 1};
+        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank);
         for (int r = 1; r < size && st == DDL_ERR_TIMED_OUT && missing < 0; r++) {
             int done = 0;
             MPI_Test(&req[r], &done, MPI_STATUS_IGNORE);
@@ -171,7 +156,7 @@ static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
             for (int r = 1; r < size; r++)
                 answer[i] = all[(size_t)r * (size_t)n + i] > answer[i] ? all[(size_t)r * (size_t)n + i] : answer[i];
         }
-        answer[n] = missing >= 0 ? world_rank_of(c, missing) : st == DDL_OK ? -1 : -2;
+        answer[n] = missing >= 0 ? world_rank_of(c, comm, missing) : st == DDL_OK ? -1 : -2;
         for (int r = 1; r < size; r++)
             if (req[r] != MPI_REQUEST_NULL) { /* after a failure: what never came */
                 MPI_Cancel(&req[r]);
@@ -184,16 +169,16 @@ static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
         if (out) {
             memcpy(out, answer, sizeof(answer));
             for (int r = 1; r < size; r++)
-                MPI_Isend(out, n + 1, MPI_DOUBLE, r, AGREE_TAG, c->select_comm, &req[r]);
-            rq = (struct requests){req + 1, size - 1};
+                MPI_Isend(out, n + 1, MPI_DOUBLE, r, AGREE_TAG, comm, &req[r]);
+            rq = (ddl_mpi_wait_t){req + 1, NULL, size - 1};
             if (st != DDL_OK) {
                 for (int r = 1; r < size; r++)
                     MPI_Request_free(&req[r]);
-            } else if ((st = ddl_poll(all_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank)) == DDL_OK) {
+            } else if ((st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank)) == DDL_OK) {
                 free(out);
             }
         } else if (st == DDL_OK) {
-            st = ddl_error(DDL_ERR_NO_MEMORY, "online selection: out of memory agreeing on the timings");
+            st = ddl_error(DDL_ERR_NO_MEMORY, "out of memory agreeing on the timings");
         }
         free(req);
         free(all);
@@ -201,13 +186,13 @@ static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
         /* Buffers of requests that may never complete are left to MPI: copies. */
         double *io = malloc(sizeof(double) * (size_t)(2 * n + 1));
         if (!io)
-            return ddl_error(DDL_ERR_NO_MEMORY, "online selection: out of memory agreeing on the timings");
+            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory agreeing on the timings");
         memcpy(io, v, sizeof(double) * (size_t)n);
         MPI_Request req[2];
-        MPI_Isend(io, n, MPI_DOUBLE, 0, AGREE_TAG, c->select_comm, &req[0]);
-        MPI_Irecv(io + n, n + 1, MPI_DOUBLE, 0, AGREE_TAG, c->select_comm, &req[1]);
-        struct requests rq = {req, 2};
-        st = ddl_poll(all_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), &c->node.ctrl->abort_rank);
+        MPI_Isend(io, n, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[0]);
+        MPI_Irecv(io + n, n + 1, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[1]);
+        ddl_mpi_wait_t rq = {req, NULL, 2};
+        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), &c->node.ctrl->abort_rank);
         if (st == DDL_OK) {
             memcpy(answer, io + n, sizeof(double) * (size_t)(n + 1));
             free(io);
@@ -217,16 +202,16 @@ static ddl_status_t agree_max(ddl_comm_t *c, double *v, int n)
         else if (st == DDL_OK && answer[n] < -1)
             st = DDL_ERR_PEER_FAILED; /* rank 0 failed for another reason, which its node tells */
         else if (st == DDL_ERR_TIMED_OUT)
-            missing = world_rank_of(c, 0);
+            missing = world_rank_of(c, comm, 0);
     }
     if (missing >= 0)
-        return ddl_error(DDL_ERR_TIMED_OUT, "online selection: rank %d on %s did not share its timings within %.1f s "
+        return ddl_error(DDL_ERR_TIMED_OUT, "rank %d on %s did not share its timings within %.1f s "
                          "(DDL_TIMEOUT): it may have stopped, or stopped calling ddl_allreduce", missing,
                          c->hosts[missing], c->set.timeout);
     if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, "online selection's agreement");
+        return ddl_comm_abandoned(c, "the agreement on the timings");
     if (st != DDL_OK)
-        return ddl_error(st, "online selection: the exchange of the timings failed in MPI");
+        return ddl_error(st, "the exchange of the timings failed in MPI");
     memcpy(v, answer, sizeof(double) * (size_t)n);
     return DDL_OK;
 }
@@ -298,8 +283,8 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, size_t bytes, double seconds, ddl_
         memset(v, 0, sizeof(double) * (size_t)n);
     /* The data is right on every rank, but a rank that missed the agreement
      * would choose alone from now on: the communicator cannot go on. */
-    if ((st = agree_max(c, v, n)) != DDL_OK)
-        return ddl_comm_fail(c, st);
+    if ((st = ddl_agree_max(c, c->select_comm, v, n)) != DDL_OK)
+        return ddl_comm_fail(c, ddl_fail(st, "online selection: %s", ddl_last_error()));
     int cls = ddl_online_class_of(bytes);
     double before = c->online.cls[cls].reference;
     ddl_online_outcome_t out = ddl_online_settle(&c->online, bytes, v);

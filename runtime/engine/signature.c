@@ -102,17 +102,33 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     return DDL_OK;
 }
 
+/* The fields of a signature vector (to_vector). */
+enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_INLINE = 4, F_BAD = 7 };
+
+/* A rank's signature as (v, -v): one maximum over the ranks gives every
+ * field's maximum and minimum. */
+static void to_extremes(const int64_t *mine, int64_t *ext)
+{
+    for (int i = 0; i < DDL_SIG_FIELDS; i++) {
+        ext[i] = mine[i];
+        ext[DDL_SIG_FIELDS + i] = -mine[i];
+    }
+}
+
+/* Every rank combined into ext sent this one signature: maximum == minimum. */
+static int one_signature(const int64_t *ext)
+{
+    for (int i = 0; i < DDL_SIG_FIELDS; i++)
+        if (ext[i] != -ext[DDL_SIG_FIELDS + i])
+            return 0;
+    return 1;
+}
+
 ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking)
 {
     x->world_rank = world_rank;
-    /* One MPI_MAX over (v, -v) gives every field's maximum and minimum. */
-    int64_t both[2 * DDL_SIG_FIELDS];
     to_vector(s, x->mine);
-    for (int i = 0; i < DDL_SIG_FIELDS; i++) {
-        both[i] = x->mine[i];
-        both[DDL_SIG_FIELDS + i] = -x->mine[i];
-    }
-    memcpy(x->ext, both, sizeof(both));
+    to_extremes(x->mine, x->ext);
     x->comm = comm;
     x->active = 0;
     int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm)
@@ -132,38 +148,19 @@ typedef struct {
 } sig_msg_t;
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
-enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_INLINE = 4, F_BAD = 7 };
-
-static int one_signature(const int64_t *ext)
-{
-    for (int i = 0; i < DDL_SIG_FIELDS; i++)
-        if (ext[i] != -ext[DDL_SIG_FIELDS + i])
-            return 0;
-    return 1;
-}
-
-struct pair {
-    MPI_Request req[2];
-    MPI_Status status[2];
-};
-
-static int pair_done(void *arg)
-{
-    struct pair *p = arg;
-    int done = 0;
-    return MPI_Testall(2, p->req, &done, p->status) != MPI_SUCCESS ? DDL_ERR_MPI : done;
-}
 
 /* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
  * (either may be NULL), within the deadline; *got: the bytes received. */
 static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
                          double timeout, const _Atomic int32_t *abort)
 {
-    struct pair p = {{MPI_REQUEST_NULL, MPI_REQUEST_NULL}, {{0}}};
-    if ((recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &p.req[0]) != MPI_SUCCESS) ||
-        (send && MPI_Isend(send, send_len, MPI_BYTE, peer, SIG_TAG, comm, &p.req[1]) != MPI_SUCCESS))
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status status[2];
+    if ((recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &req[0]) != MPI_SUCCESS) ||
+        (send && MPI_Isend(send, send_len, MPI_BYTE, peer, SIG_TAG, comm, &req[1]) != MPI_SUCCESS))
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
-    ddl_status_t st = ddl_poll(pair_done, &p, timeout, abort);
+    ddl_mpi_wait_t w = {req, status, 2};
+    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "ddl_allreduce: the owner of rank %d in the owners' communicator did not take part in "
                          "this call within %.1f s (DDL_TIMEOUT): it may have stopped calling, or called with a "
@@ -174,7 +171,7 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
         return ddl_error(st, "ddl_allreduce: the owners' signature exchange failed in MPI");
     *got = 0;
     if (recv)
-        MPI_Get_count(&p.status[0], MPI_BYTE, got);
+        MPI_Get_count(&status[0], MPI_BYTE, got);
     return DDL_OK;
 }
 
@@ -207,10 +204,7 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
     x->active = 0;
     to_vector(s, x->mine);
     sig_msg_t msgs[2], *mine = &msgs[0], *theirs = &msgs[1];
-    for (int i = 0; i < DDL_SIG_FIELDS; i++) {
-        mine->ext[i] = x->mine[i];
-        mine->ext[DDL_SIG_FIELDS + i] = -x->mine[i];
-    }
+    to_extremes(x->mine, mine->ext);
     size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
     if (data)
         memcpy(mine->data, data, bytes);
@@ -264,7 +258,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     int a = 0, b = -1;
     int why = 0;
     for (int r = 0; r < size && b < 0; r++)
-        if ((why = (int)all[r * W + 7]) != 0) /* it said so itself, and its message says more */
+        if ((why = (int)all[r * W + F_BAD]) != 0) /* it said so itself, and its message says more */
             a = b = r;
     for (int r = 1; r < size && b < 0; r++)
         if (memcmp(&all[r * W], all, sizeof(x->mine)) != 0)
@@ -289,12 +283,6 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
                      wb, hosts[wb], db);
 }
 
-static int test_request(void *arg)
-{
-    int done = 0;
-    return MPI_Test(arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
-}
-
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
                             const char (*hosts)[DDL_HOST_LEN], const char *where)
 {
@@ -302,7 +290,8 @@ ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic
         return DDL_OK;
     x->active = 0;
     /* A request that never completes cannot be freed; it is left to MPI. */
-    ddl_status_t st = ddl_poll(test_request, &x->req, timeout, abort);
+    ddl_mpi_wait_t w = {&x->req, NULL, 1};
+    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "%s: the other nodes did not start this call within %.1f s (DDL_TIMEOUT): a rank there "
                          "may have stopped calling, or called with a count that takes another path", where, timeout);
@@ -310,8 +299,7 @@ ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic
         return st;
     if (st != DDL_OK)
         return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
-    for (int i = 0; i < DDL_SIG_FIELDS; i++)
-        if (x->ext[i] != -x->ext[DDL_SIG_FIELDS + i] || (i == 7 && x->ext[i] != 0))
-            return name_mismatch(x, hosts, where);
+    if (!one_signature(x->ext) || x->ext[F_BAD] != 0)
+        return name_mismatch(x, hosts, where);
     return DDL_OK;
 }

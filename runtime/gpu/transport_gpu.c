@@ -50,16 +50,11 @@ static ddl_status_t mpi_start(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_
     return DDL_OK;
 }
 
-static int mpi_done(void *arg)
-{
-    int done = 0;
-    return MPI_Test((MPI_Request *)arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
-}
-
 static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
 {
     (void)buf, (void)n, (void)dtype;
-    ddl_status_t st = ddl_poll(mpi_done, &c->gpu->mpi_req[slot], c->set.timeout, &c->node.ctrl->abort_rank);
+    ddl_mpi_wait_t w = {&c->gpu->mpi_req[slot], NULL, 1};
+    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, c->set.timeout, &c->node.ctrl->abort_rank);
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "lane MPI_Iallreduce on device memory timed out after %.1f s (DDL_TIMEOUT)",
                          c->set.timeout);

@@ -10,6 +10,7 @@
 #include "inter.h"
 #include "log.h"
 #include "model.h"
+#include "select.h"
 #include "steps.h"
 
 static int bucket_of(size_t bytes)
@@ -61,11 +62,12 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
     const ddl_grid_t *grid = c->call->plan.multiring ? &c->set.grid : NULL;
     ddl_explore_bucket_t *b = &c->explore.b[c->call->plan.explore];
     /* The time in the explored dimension and every dimension outside it. */
-    double mine = 0, slowest;
+    double slowest = 0;
     for (int d = b->dim; d < end_dim(grid); d++)
-        mine += c->counts[d].seconds - c->explore.before[d];
-    if (MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, c->world) != MPI_SUCCESS)
-        return ddl_error(DDL_ERR_MPI, "DDL_EXPLORE: MPI_Allreduce of the timings failed");
+        slowest += c->counts[d].seconds - c->explore.before[d];
+    ddl_status_t st = ddl_agree_max(c, c->world, &slowest, 1);
+    if (st != DDL_OK)
+        return ddl_fail(st, "DDL_EXPLORE: %s", ddl_last_error());
     /* Serve-mode helpers follow their owners' plans and keep no exploration
      * state: they only take part in the agreement. */
     if (!c->explore.started[c->call->plan.explore])

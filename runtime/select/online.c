@@ -66,6 +66,11 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
     k->state = k->ncand > 1 ? DDL_CLASS_EXPLORING : DDL_CLASS_DECIDED;
 }
 
+int ddl_online_starts(const ddl_online_t *o, size_t bytes)
+{
+    return o->cls[ddl_online_class_of(bytes)].state == DDL_CLASS_NEW;
+}
+
 const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunked)
 {
     int cls = ddl_online_class_of(bytes);

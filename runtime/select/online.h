@@ -69,6 +69,9 @@ typedef enum { DDL_ONLINE_DECIDED = 1, DDL_ONLINE_STEADY, DDL_ONLINE_DRIFTED } d
 
 int ddl_online_class_of(size_t bytes);
 void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job);
+/* Does the next call of `bytes` start its class's exploration (so that
+ * ddl_online_next needs a true `chunked`)? */
+int ddl_online_starts(const ddl_online_t *o, size_t bytes);
 /* The candidate a call of `bytes` runs: the class's choice, or the one it
  * times next.  chunked: whether a rank's slice of this message spans more than
  * one of the model's chunks (else chunk sizes are not worth timing). */
