@@ -11,7 +11,7 @@ packages=(build-essential autoconf automake libtool pkg-config
           slurm-wlm slurmctld slurmd munge libslurm-dev slurm-wlm-plugins-dev
           iproute2 python3 python3-numpy python3-torch gnuplot-nox
           clang libclang-rt-14-dev scdoc man-db python3-venv rpm python3-jsonschema
-          debhelper dh-python lintian)
+          debhelper dh-python lintian libsimgrid-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

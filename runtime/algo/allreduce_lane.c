@@ -19,6 +19,7 @@
 #include "model.h"
 #include "chunks.h"
 #include "pipeline.h"
+#include "transport.h"
 #include "slice.h"
 
 #define BLOCK_BYTES 16384 /* single node: reduce through an L1-sized block */
@@ -274,8 +275,7 @@ static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
  * a few clock reads against a call of tens of microseconds at least), logged
  * at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
 const char *const ddl_phase_names[DDL_PH_COUNT] = {
-    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out",
-    "intra-node reduce", "wait between nodes", "write-back"};
+    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out", DDL_STAGE_NAMES};
 enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline counts the rest (pipeline.c) */
 
 static void lap(ddl_comm_t *c, int phase, double *last)

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The table of lane algorithms between nodes (inter.h). */
+/* The table of lane algorithms between nodes, and the one place a chunk's
+ * steps are built from it (inter.h). */
 #include "config.h"
+
+#include <string.h>
 
 #include "inter.h"
 
@@ -19,4 +22,21 @@ const ddl_inter_algo_t *ddl_inter_algo(int id)
         if ((int)ddl_inter_algos[i].id == id)
             return &ddl_inter_algos[i];
     return NULL;
+}
+
+int ddl_steps_build(const ddl_step_plan_t *p, int node, int nnodes, size_t n, size_t esize, ddl_step_t *steps,
+                    int *algo, unsigned char dims[DDL_GRID_MAX_DIMS])
+{
+    if (p->grid) {
+        if (p->dim_algo)
+            memcpy(dims, p->dim_algo, DDL_GRID_MAX_DIMS);
+        else
+            ddl_model_multiring(p->model, p->grid, (double)(n * esize), dims);
+        *algo = DDL_INTER_AUTO;
+        return ddl_multiring_build(node, p->grid, dims, n, steps);
+    }
+    *algo = p->lane_algo == DDL_INTER_AUTO ? ddl_model_lane_algo(p->model, nnodes, (double)(n * esize), NULL)
+                                           : p->lane_algo;
+    const ddl_inter_algo_t *row = ddl_inter_algo(*algo);
+    return (row ? row : &ddl_inter_algos[0])->build(node, nnodes, n, steps); /* the ring, as before the table */
 }

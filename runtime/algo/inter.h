@@ -28,4 +28,19 @@ extern const ddl_inter_algo_t ddl_inter_algos[DDL_INTER_ALGOS];
 /* The row of id; NULL for DDL_INTER_AUTO or an unknown id. */
 const ddl_inter_algo_t *ddl_inter_algo(int id);
 
+/* What a chunk's steps are built from: the lane ring over all nodes (grid
+ * NULL) with lane_algo, or the multiring along grid with dim_algo; what is
+ * left open (DDL_INTER_AUTO, dim_algo NULL) the model chooses per chunk. */
+typedef struct {
+    const ddl_model_t *model;
+    const ddl_grid_t *grid;
+    int lane_algo;
+    const unsigned char *dim_algo;
+} ddl_step_plan_t;
+
+/* The steps of node `node` of nnodes for a chunk of n elements of esize bytes;
+ * their number.  *algo (lane ring) or dims[1..] (multiring) get the choice. */
+int ddl_steps_build(const ddl_step_plan_t *p, int node, int nnodes, size_t n, size_t esize, ddl_step_t *steps,
+                    int *algo, unsigned char dims[DDL_GRID_MAX_DIMS]);
+
 #endif

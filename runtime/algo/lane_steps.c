@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "algo.h"
 #include "inter.h"
@@ -46,34 +45,20 @@ static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsign
 
 ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *steps, int *nsteps_out)
 {
-    int rank = c->info.node, size = c->info.nnodes;
-    const ddl_model_t *model = &c->set.tuning.model;
-    int nsteps, algo = c->call->plan.lane_algo;
-    int modelled = algo == DDL_INTER_AUTO && !c->call->plan.multiring;
-    if (modelled) /* the model decides per chunk */
-        algo = ddl_model_lane_algo(model, size, (double)(n * esize), NULL);
+    const ddl_call_plan_t *cp = &c->call->plan;
+    ddl_step_plan_t plan = {&c->set.tuning.model, cp->multiring ? &c->set.grid : NULL, cp->lane_algo,
+                            cp->multiring && cp->dims_fixed ? cp->dim_algo : NULL};
+    int algo;
     unsigned char dims[DDL_GRID_MAX_DIMS];
-    if (c->call->plan.multiring) {
-        modelled = !c->call->plan.dims_fixed;
-        if (c->call->plan.dims_fixed)
-            memcpy(dims, c->call->plan.dim_algo, sizeof(dims));
-        else
-            ddl_model_multiring(model, &c->set.grid, (double)(n * esize), dims);
-    }
-    if (modelled)
+    int nsteps = ddl_steps_build(&plan, c->info.node, c->info.nnodes, n, esize, steps, &algo, dims);
+    if (cp->multiring ? !cp->dims_fixed : cp->lane_algo == DDL_INTER_AUTO) /* the model decided */
         log_model_choice(c, n * esize, algo, dims);
-    const ddl_inter_algo_t *row = ddl_inter_algo(algo);
-    if (c->call->plan.multiring)
-        nsteps = ddl_multiring_build(rank, &c->set.grid, dims, n, steps);
-    else
-        nsteps = (row ? row : &ddl_inter_algos[0])->build(rank, size, n, steps); /* the ring, as before the table */
     /* Between two or more nodes every chunk moves: no steps would leave this
      * node's partial sums as the "result". */
-    if (nsteps <= 0 && size > 1 && n > 0)
+    if (nsteps <= 0 && c->info.nnodes > 1 && n > 0)
         return ddl_error(DDL_ERR_INTERNAL, "internal error: the %s schedule between %d nodes has no steps for a chunk "
                          "of %zu elements; please report it with DDL_DEBUG=INFO output",
-                         c->call->plan.multiring ? "multiring" : ddl_inter_algo_names[algo], size, n);
+                         cp->multiring ? "multiring" : ddl_inter_algo_names[algo], c->info.nnodes, n);
     *nsteps_out = nsteps;
     return DDL_OK;
 }
-

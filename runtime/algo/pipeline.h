@@ -3,14 +3,20 @@
  * reduced into slot k % depth (fill) and handed to the transport; chunk
  * k - depth + 1 is then finished and written back (drain), so that `depth`
  * (DDL_INFLIGHT) chunks are in flight and the reduction of one, the transfer of
- * the next and the write-back overlap. */
+ * the next and the write-back overlap.  The driver (ddl_pipeline_drive) knows
+ * no communicator, so that ddl-sim (bench/sim) runs the same order of stages
+ * on a simulated platform. */
 #ifndef DDL_PIPELINE_H
 #define DDL_PIPELINE_H
 
 #include "chunks.h"
-#include "transport.h"
+#include "ddl.h"
+
+/* The most chunks in flight (DDL_INFLIGHT's upper bound). */
+#define DDL_PIPELINE_MAX_DEPTH 4
 
 struct ddl_comm;
+struct ddl_transport;
 
 typedef struct {
     /* Reduce the node's elements [off, off + n) of the slice into slot's
@@ -21,10 +27,31 @@ typedef struct {
     void *ctx;
 } ddl_pipeline_ops_t;
 
-/* The chunks of plan (offsets relative to `off`) through transport t.  The
- * call's signature, on its way between nodes, is waited for after the first
- * chunk has been filled, before anything moves. */
-ddl_status_t ddl_pipeline_run(struct ddl_comm *c, const ddl_transport_t *t, const ddl_chunks_t *plan, size_t off,
+/* How a chunk travels between the nodes and comes back reduced. */
+typedef struct {
+    ddl_status_t (*start)(void *ctx, int slot, void *buf, size_t n);
+    ddl_status_t (*finish)(void *ctx, int slot, void *buf, size_t n);
+    /* Once, after the first chunk is filled and before anything moves (may be NULL). */
+    ddl_status_t (*ready)(void *ctx);
+    void *ctx;
+} ddl_pipeline_link_t;
+
+/* The stages whose time the driver adds up, in this order (the last three of a
+ * lane call's phases, ddl_comm_phases). */
+enum { DDL_STAGE_FILL, DDL_STAGE_WAIT, DDL_STAGE_DRAIN, DDL_STAGES };
+#define DDL_STAGE_NAMES "intra-node reduce", "wait between nodes", "write-back"
+
+/* The chunks of plan (offsets relative to `off`, elements of esize bytes) with
+ * `depth` in flight; stage_seconds[DDL_STAGES] gets each stage's time added. */
+ddl_status_t ddl_pipeline_drive(size_t depth, const ddl_chunks_t *plan, size_t off, size_t esize,
+                                const ddl_pipeline_ops_t *ops, const ddl_pipeline_link_t *link,
+                                double *stage_seconds);
+
+/* The lane's pipeline through transport t: the driver with the communicator's
+ * DDL_INFLIGHT and phase counters.  The call's signature, on its way between
+ * nodes, is waited for after the first chunk has been filled, before anything
+ * moves. */
+ddl_status_t ddl_pipeline_run(struct ddl_comm *c, const struct ddl_transport *t, const ddl_chunks_t *plan, size_t off,
                               ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops);
 
 #endif

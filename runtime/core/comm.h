@@ -14,14 +14,17 @@
 #include "online.h"
 #include "params.h"
 #include "steps.h"
+#include "pipeline.h"
 #include "ddl_limits.h"
 
-#define DDL_NSCHED 4 /* the most chunks in flight between nodes (DDL_INFLIGHT) */
+#define DDL_NSCHED DDL_PIPELINE_MAX_DEPTH /* the most chunks in flight between nodes (DDL_INFLIGHT) */
 
 /* A lane call's phases, in order; the last three are parts of DDL_PH_NODES
  * (the chunk pipeline between nodes).  Names: ddl_phase_names (allreduce_lane.c). */
 enum { DDL_PH_COPY_IN, DDL_PH_BARRIER_IN, DDL_PH_SIGNATURES, DDL_PH_NODES, DDL_PH_BARRIER_OUT, DDL_PH_COPY_OUT,
        DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_COUNT };
+_Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES && DDL_PH_COUNT == DDL_PH_WRITE_BACK + 1,
+               "the pipeline's stages are the last phases, in its order");
 extern const char *const ddl_phase_names[DDL_PH_COUNT];
 
 typedef struct {

@@ -30,13 +30,6 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size)
     ctrl->nranks = local_size;
 }
 
-double ddl_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Spin for the first POLL_SPIN_S of a wait: short waits end without a sleep.
  * After that the poller sleeps between looks, for an eighth of the time waited
  * so far (at most POLL_SLEEP_MAX_S), so a wait ends at most about 12% late

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "ddl.h"
 #include "ipc_cache.h"
 #include "shm.h"
@@ -96,8 +97,6 @@ typedef struct ddl_node {
 size_t ddl_node_ctrl_size(int local_size);
 void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 
-/* Monotonic seconds. */
-double ddl_now(void);
 
 /* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; after
  * every look it checks the deadline (timeout seconds from now) and the node's

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sim-scale.sh: the runs behind bench/SCALE.md, one table row per line on
+# stdout (tab-separated: experiment, nodes, GPUs, lanes, rails, rack/oversub,
+# what ran, size, simulated us, busbw GB/s, model us, algorithm).  Each run
+# has a wall-clock limit (SIM_LIMIT seconds, default 900); one that passes it
+# is reported as "timeout".  SIM_ONLY=name runs one experiment.
+#
+#   bench/sim/sim-scale.sh > scale.tsv
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+limit=${SIM_LIMIT:-900}
+only=${SIM_ONLY:-}
+# Rails of 100 Gbit/s (12.5 GB/s) and 3 us, 8 per node; the host's rates for
+# a lane under load, when all 32 lanes of a node reduce at once (a node's
+# memory bandwidth of about 160 GB/s shared): 5 GB/s each.
+link=(--rail-mbps 12500 --lat-us 3)
+rates=(--reduce-rate 5000 --copy-rate 5000)
+
+row() { # EXPERIMENT NODES GPUS LANES RAILS RACK WHAT -- sim-run.sh arguments
+    local exp=$1 n=$2 g=$3 l=$4 r=$5 rack=$6 what=$7
+    shift 8
+    local out
+    out=$(timeout "$limit" "$here/sim-run.sh" "$@" 2>&1)
+    local rc=$?
+    if [ $rc -eq 124 ]; then
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\ttimeout\t-\t-\t-\n' "$exp" "$n" "$g" "$l" "$r" "$rack" "$what"
+        return
+    fi
+    awk -v pre="$exp\t$n\t$g\t$l\t$r\t$rack\t$what" '$1 ~ /^[0-9]+$/ { printf "%s\t%s\t%s\t%s\t%s\t%s\n", pre, $1, $2, $4, $5, $6 }' <<< "$out"
+    [ $rc -eq 0 ] || echo "sim-scale.sh: $exp $n nodes $what failed: $(tail -2 <<< "$out")" >&2
+}
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
+sizes=(-b 1M -e 256M -f 16 -n 1 -w 0)
+if want nodes; then
+    for n in 2 8 32 128 512 1024; do
+        row nodes $n 8 4 8 - "ddl auto" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+        row nodes $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" -- "${sizes[@]}"
+        [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi ompi" -- -N $n -r 8 -g 8 --mpi --coll ompi "${link[@]}" -- "${sizes[@]}"
+        [ $n -le 32 ] && row nodes $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" -- "${sizes[@]}"
+    done
+fi
+if want algos; then # the model's choice against each lane algorithm
+    for n in 32 128; do
+        for a in ring rd rab; do
+            row algos $n 8 4 8 - "ddl $a" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- -a $a "${rates[@]}" "${sizes[@]}"
+        done
+    done
+fi
+if want lanes; then
+    for l in 1 2 4 8; do
+        f=$((l < 4 ? l : 4)) # folded lanes share a rail: 8 L / f a multiple of 8
+        row lanes 128 8 $l 8 - "ddl auto" -- -N 128 -r 8 -g 8 -l $l --fold $f "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+    done
+    row lanes 128 4 4 4 - "ddl auto" -- -N 128 -r 4 -g 4 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+    row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" -- "${sizes[@]}"
+fi
+if want rails; then # the same 800 Gbit/s per node as 8 rails or 1
+    row rails 128 8 4 1 - "ddl auto" -- -N 128 -r 1 -g 8 -l 4 --fold 4 --rail-mbps 100000 --lat-us 3 -- "${rates[@]}" "${sizes[@]}"
+    row rails 128 8 4 8 - "ddl auto" -- -N 128 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+fi
+if want racks; then # 16 nodes per rack, uplinks 1:1 and 4:1 oversubscribed
+    for f in 1 4; do
+        row racks 128 8 4 8 "16/$f" "ddl auto" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+        row racks 128 8 4 8 "16/$f" "ddl ring" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -a ring "${rates[@]}" "${sizes[@]}"
+        row racks 128 8 4 8 "16/$f" "ddl multiring 8x16x8" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -t 8x16x8 "${rates[@]}" "${sizes[@]}"
+        row racks 128 8 1 8 "16/$f" "mpi rab_rdb" -- -N 128 -r 8 -g 8 --mpi --rack 16 --oversub $f "${link[@]}" --coll rab_rdb -- "${sizes[@]}"
+    done
+fi
