@@ -187,7 +187,7 @@ static size_t call_chunk(const sim_rank_t *r, size_t lane_bytes)
 {
     if (r->o->chunk)
         return r->o->chunk;
-    return ddl_model_chunk(&r->o->model, r->o->grid.ndims ? &r->o->grid : NULL, r->o->nodes, lane_bytes,
+    return ddl_model_chunk(&r->o->model, r->o->grid.ndims ? &r->o->grid : NULL, r->o->nodes, r->o->gpus, lane_bytes,
                            (size_t)4 << 20 /* DDL_CHUNK_MAX */);
 }
 
@@ -215,30 +215,6 @@ static ddl_status_t sim_call(sim_rank_t *r, size_t count, size_t *chunk_out)
     ddl_pipeline_link_t link = {sim_start, sim_finish, NULL, r};
     double stages[DDL_STAGES] = {0};
     return ddl_pipeline_drive((size_t)o->inflight, &plan, off, sizeof(float), &ops, &link, stages);
-}
-
-/* The cost model's time for the call: its per-chunk cost of what it chose,
- * over the chunks, plus the pipeline's fill (the first chunk's reduction) and
- * drain (the last chunk's write-back) at the charged rates. */
-static double model_time(const sim_rank_t *r, size_t count, size_t chunk)
-{
-    const sim_opts_t *o = r->o;
-    double lane_bytes = (double)count * sizeof(float) / ((double)o->gpus * o->lanes);
-    double per = (double)chunk / o->fold, t = 0;
-    for (double left = lane_bytes; left > 0; left -= per) {
-        double b = left < per ? left : per;
-        if (o->grid.ndims) {
-            unsigned char dims[DDL_GRID_MAX_DIMS];
-            t += ddl_model_multiring(&o->model, &o->grid, b, dims);
-        } else {
-            int algo = o->lane_algo == DDL_INTER_AUTO ? ddl_model_lane_algo(&o->model, o->nodes, b, NULL) : o->lane_algo;
-            t += ddl_inter_algo(algo)->cost(&o->model, 0, o->nodes, b);
-        }
-    }
-    double first = lane_bytes < per ? lane_bytes : per;
-    t += (o->gpus == 1 ? first / charge_copy_rate : (o->gpus - 1) * first / charge_reduce_rate) +
-         o->gpus * first / charge_copy_rate;
-    return t;
 }
 
 /* The host's clock: SMPI turns clock_gettime into the simulation's. */
@@ -422,6 +398,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     measure_rates(&o, rank);
+    o.model.gamma = 1.0 / o.reduce_rate; /* the model sees the host ddl-sim charges, as ddl-tune's `reduce` line would */
     charge_reduce_rate = o.reduce_rate * o.fold; /* k cores reduce k lanes' bytes */
     charge_copy_rate = o.copy_rate * o.fold;
     check_data = o.check;
@@ -487,7 +464,8 @@ int main(int argc, char **argv)
             double t = bench_median(times, (size_t)o.sweep.iters);
             double p = (double)o.nodes * o.gpus, algbw = (double)bytes / t / 1e9;
             printf("%12zu %12.1f %10.3f %10.3f %12.1f %8s %10zu%s\n", bytes, t * 1e6, algbw, algbw * 2 * (p - 1) / p,
-                   o.mpi ? 0.0 : model_time(&r, count, chunk) * 1e6,
+                   o.mpi ? 0.0 : 1e6 * ddl_model_lane_time(&o.model, o.grid.ndims ? &o.grid : NULL, o.nodes, o.gpus,
+                                                           (double)bytes / (o.gpus * o.lanes), (double)chunk / o.fold),
                    o.mpi ? "mpi" : o.grid.ndims ? "multi" : ddl_inter_algo_names[r.algo], o.mpi ? 0 : chunk / o.fold,
                    wrong ? "  WRONG" : "");
             if (wrong)

@@ -227,7 +227,7 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
     size_t chunk = band && band->chunk ? band->chunk : c->set.chunk_size;
     if (chunk)
         return chunk < c->scratch_bytes ? chunk : c->scratch_bytes;
-    return ddl_model_chunk(&c->set.tuning.model, multiring ? &c->set.grid : NULL, c->info.nnodes,
+    return ddl_model_chunk(&c->set.tuning.model, multiring ? &c->set.grid : NULL, c->info.nnodes, c->info.gpus_per_node,
                            bytes / (size_t)c->info.local_size, c->scratch_bytes);
 }
 

@@ -100,15 +100,22 @@ double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double byt
     return n ? best : 0;
 }
 
-size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size_t bytes, size_t max_chunk)
+/* Per byte, the lane's thread: the reduction across G buffers (G - 1 passes;
+ * a copy for one GPU) and the write-back into all G. */
+static double thread_per_byte(const ddl_model_t *m, int gpus)
+{
+    return (double)((gpus > 1 ? gpus - 1 : 1) + (gpus > 1 ? gpus : 1)) * m->gamma;
+}
+
+size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, int gpus, size_t bytes, size_t max_chunk)
 {
     const size_t floor_chunk = 64 * 1024;
     if (p < 2 || bytes <= floor_chunk)
         return max_chunk < floor_chunk ? max_chunk : floor_chunk;
     /* Per-byte time of each stage, and the latency of one chunk's trip. */
-    double stage[2 * DDL_GRID_MAX_DIMS + 2], a = 0;
+    double stage[2 * DDL_GRID_MAX_DIMS + 1], a = 0;
     int n = 0;
-    stage[n++] = m->gamma; /* the reduction into the chunk */
+    stage[n++] = thread_per_byte(m, gpus);
     if (grid && grid->ndims > 1) {
         double share = 1.0;
         for (int d = 1; d < grid->ndims; d++) {
@@ -123,7 +130,6 @@ size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size
         stage[n++] = 2.0 * (p - 1) / p * m->link[0].beta;
         a = 2.0 * (p - 1) * m->link[0].alpha;
     }
-    stage[n++] = m->gamma; /* the write-back */
     double slowest = 0, total = 0;
     for (int i = 0; i < n; i++) {
         total += stage[i];
@@ -134,4 +140,24 @@ size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size
     if (chunk < floor_chunk)
         chunk = floor_chunk;
     return chunk > max_chunk ? max_chunk : chunk;
+}
+
+double ddl_model_lane_time(const ddl_model_t *m, const ddl_grid_t *grid, int p, int gpus, double bytes, double chunk)
+{
+    if (bytes <= 0)
+        return 0;
+    double per = chunk < bytes ? chunk : bytes, t = 0, first = 0;
+    for (double left = bytes; left > 0; left -= per) {
+        double b = left < per ? left : per, link;
+        if (grid && grid->ndims > 1) {
+            unsigned char dims[DDL_GRID_MAX_DIMS];
+            link = ddl_model_multiring(m, grid, b, dims);
+        } else
+            ddl_model_lane_algo(m, p, b, &link);
+        double thread = thread_per_byte(m, gpus) * b;
+        t += link > thread ? link : thread;
+        if (left == bytes)
+            first = link < thread ? link : thread;
+    }
+    return t + first;
 }

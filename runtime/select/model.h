@@ -62,15 +62,22 @@ double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double byt
 double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[]);
 
 /* Chunk size for pipelining a slice of `bytes` between nodes, along the lane
- * ring over p nodes (grid NULL) or along a multiring grid.  The chunk's trip is
- * a row of stages: reducing it on the host, then the transfers (the lane's
- * ring; or each dimension's reduce-scatter inward and allgather outward, on
- * the block left by the inner dimensions), then writing it back.  With chunks
- * of c bytes the call costs about (bytes / c) A + bytes B + c G: A is the
- * stages' latency per chunk, B the slowest stage's time per byte, and G the
- * other stages' time per byte (the pipeline's fill and drain).  The total is
- * least at c = sqrt(bytes A / G), kept between 64 KiB and max_chunk, in 4 KiB
- * steps. */
-size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, size_t bytes, size_t max_chunk);
+ * ring over p nodes (grid NULL) or along a multiring grid, for a node of
+ * `gpus` GPUs.  A chunk's trip is a row of stages: the lane's thread (reducing
+ * it across the G buffers, G - 1 passes or one copy for G = 1, and later
+ * writing it back to the G buffers: one stage, since one thread does both),
+ * then the transfers (the lane's ring; or each dimension's reduce-scatter
+ * inward and allgather outward, on the block left by the inner dimensions).
+ * With chunks of c bytes the call costs about (bytes / c) A + bytes B + c G: A
+ * is the stages' latency per chunk, B the slowest stage's time per byte, and G
+ * the other stages' time per byte (the pipeline's fill and drain).  The total
+ * is least at c = sqrt(bytes A / G), kept between 64 KiB and max_chunk, in 4
+ * KiB steps. */
+size_t ddl_model_chunk(const ddl_model_t *m, const ddl_grid_t *grid, int p, int gpus, size_t bytes, size_t max_chunk);
+/* The model's time for a lane's slice of `bytes` in chunks of `chunk`: per
+ * chunk the slower of the lane's thread (as above) and its transfers (the
+ * model's choice of algorithm, or of per-dimension algorithms on grid), every
+ * chunk, plus the faster of the two once (the pipeline's fill and drain). */
+double ddl_model_lane_time(const ddl_model_t *m, const ddl_grid_t *grid, int p, int gpus, double bytes, double chunk);
 
 #endif

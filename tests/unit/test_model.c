@@ -97,7 +97,7 @@ START_TEST(test_chunk)
     ddl_model_defaults(&m);
     size_t max = 4 << 20, prev = 0;
     for (size_t bytes = 1024; bytes <= ((size_t)1 << 30); bytes *= 2) {
-        size_t c = ddl_model_chunk(&m, NULL, 2, bytes, max);
+        size_t c = ddl_model_chunk(&m, NULL, 2, 1, bytes, max);
         ck_assert_uint_ge(c, 64 * 1024);
         ck_assert_uint_le(c, max);
         ck_assert_uint_eq(c % 4096, 0);
@@ -107,16 +107,45 @@ START_TEST(test_chunk)
     /* Lane ring on 2 nodes: the transfer is the slowest stage, the reduction and
      * the write-back fill and drain: sqrt(bytes * 2 (P-1) alpha / (2 gamma)). */
     double want = sqrt(16.0 * (1 << 20) * 2 * m.link[0].alpha / (2 * m.gamma));
-    size_t got = ddl_model_chunk(&m, NULL, 2, 16 << 20, 64 << 20);
+    size_t got = ddl_model_chunk(&m, NULL, 2, 1, 16 << 20, 64 << 20);
     ck_assert_double_le(fabs((double)got - want), 4096);
-    ck_assert_uint_eq(ddl_model_chunk(&m, NULL, 2, 1 << 30, 128 * 1024), 128 * 1024); /* capped */
-    ck_assert_uint_eq(ddl_model_chunk(&m, NULL, 1, 1 << 30, max), 64 * 1024);         /* one node: nothing to hide */
+    ck_assert_uint_eq(ddl_model_chunk(&m, NULL, 2, 1, 1 << 30, 128 * 1024), 128 * 1024); /* capped */
+    ck_assert_uint_eq(ddl_model_chunk(&m, NULL, 1, 1, 1 << 30, max), 64 * 1024);         /* one node: nothing to hide */
     /* A multiring's inner dimension is a stage of its own: its transfers fill
      * and drain the pipeline too, so chunks are smaller than the lane ring's. */
     ddl_grid_t g;
     ck_assert_int_eq(ddl_grid_parse("1x2x2", &g), 0);
-    size_t lane = ddl_model_chunk(&m, NULL, 4, 16 << 20, 64 << 20), multi = ddl_model_chunk(&m, &g, 4, 16 << 20, 64 << 20);
+    size_t lane = ddl_model_chunk(&m, NULL, 4, 1, 16 << 20, 64 << 20), multi = ddl_model_chunk(&m, &g, 4, 1, 16 << 20, 64 << 20);
     ck_assert_uint_lt(multi, lane / 2);
+    /* Eight GPUs: the lane's thread reduces 7 passes and writes back 8, one
+     * stage of 15 gamma per byte; on a fast link it is the slowest stage and
+     * the link's transfer fills and drains: sqrt(bytes 2 (P-1) alpha / (2 (P-1)/P beta)). */
+    ddl_model_t fast = m;
+    fast.link[0].beta = 1.0 / 12.5e9;
+    double want8 = sqrt(16.0 * (1 << 20) * 2 * fast.link[0].alpha / (fast.link[0].beta));
+    size_t got8 = ddl_model_chunk(&fast, NULL, 2, 8, 16 << 20, 64 << 20);
+    ck_assert_double_le(fabs((double)got8 - want8), 4096);
+}
+END_TEST
+
+/* The model's time for a lane's slice: no less than either resource's total,
+ * no more than both's, and the thread's share grows with the GPUs. */
+START_TEST(test_lane_time)
+{
+    ddl_model_t m;
+    ddl_model_defaults(&m);
+    for (int gpus = 1; gpus <= 8; gpus *= 2)
+        for (double bytes = 65536; bytes <= 1 << 28; bytes *= 16) {
+            double chunk = 1 << 20, k = ceil(bytes / chunk), per = bytes < chunk ? bytes : chunk, link;
+            ddl_model_lane_algo(&m, 4, per, &link);
+            double thread = ((gpus > 1 ? gpus - 1 : 1) + gpus) * m.gamma * per;
+            double t = ddl_model_lane_time(&m, NULL, 4, gpus, bytes, chunk);
+            ck_assert_double_ge(t * (1 + 1e-9), k * (link > thread ? link : thread));
+            ck_assert_double_le(t, k * (link + thread) * (1 + 1e-9) + (link < thread ? link : thread));
+        }
+    ck_assert_double_gt(ddl_model_lane_time(&m, NULL, 4, 8, 1 << 26, 1 << 20),
+                        ddl_model_lane_time(&m, NULL, 4, 1, 1 << 26, 1 << 20));
+    ck_assert_double_eq(ddl_model_lane_time(&m, NULL, 4, 8, 0, 1 << 20), 0);
 }
 END_TEST
 
@@ -128,6 +157,7 @@ int main(void)
     tcase_add_test(tc, test_lane_choice);
     tcase_add_test(tc, test_multiring_choice);
     tcase_add_test(tc, test_chunk);
+    tcase_add_test(tc, test_lane_time);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
