@@ -16,7 +16,8 @@
  * take the time K flows take under the network's fair sharing, and K cores
  * reduce K times the bytes in the same time.
  * --mpi instead times SMPI's MPI_Allreduce with one rank per GPU (the
- * baseline; smpirun's --cfg=smpi/allreduce:NAME picks its algorithm).
+ * baseline; smpirun's --cfg=smpi/allreduce:NAME picks its algorithm), its
+ * reductions charged at --reduce-rate per rank.
  * --check runs real data through the same schedules and checks every element. */
 #include "config.h"
 
@@ -97,6 +98,15 @@ static void sim_reduce(void *dst, const void *a, const void *b, size_t n)
     charge((double)n * sizeof(float), charge_reduce_rate);
 }
 
+/* --mpi's operator: SMPI applies its built-in operators without charging
+ * their time, which would give the baseline free reductions; this sum is
+ * charged at the same rate (per rank) as the lanes' reductions. */
+static void sim_mpi_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)in, (void)inout, (void)type;
+    charge((double)*len * sizeof(float), charge_reduce_rate);
+}
+
 /* --check's data: element i of GPU g on node n; small integers, so every sum is exact in float. */
 static float value(int node, int gpu, int gpus, size_t i)
 {
@@ -144,10 +154,21 @@ static ddl_status_t sim_drain(void *ctx, int slot, size_t off, size_t n, void *b
 static ddl_status_t sim_start(void *ctx, int slot, void *buf, size_t n)
 {
     sim_rank_t *r = ctx;
+    const sim_opts_t *o = r->o;
     ddl_sched_t *s = &r->sched[slot];
-    int nsteps = ddl_steps_build(&r->plan, r->node, r->o->nodes, n, sizeof(float), s->steps, &r->algo, r->dims);
+    /* What the model leaves open it decides for one lane's chunk, as the
+     * runtime does: a folded rank's chunk is --fold lanes' chunks. */
+    ddl_step_plan_t plan = r->plan;
+    double lane_bytes = (double)n * sizeof(float) / o->fold;
+    unsigned char dims[DDL_GRID_MAX_DIMS];
+    if (plan.grid && !plan.dim_algo) {
+        ddl_model_multiring(plan.model, plan.grid, lane_bytes, dims);
+        plan.dim_algo = dims;
+    } else if (!plan.grid && plan.lane_algo == DDL_INTER_AUTO)
+        plan.lane_algo = ddl_model_lane_algo(plan.model, o->nodes, lane_bytes, NULL);
+    int nsteps = ddl_steps_build(&plan, r->node, o->nodes, n, sizeof(float), s->steps, &r->algo, r->dims);
     ddl_sched_start(s, nsteps, buf, r->tmp[slot], sizeof(float), sim_reduce);
-    return DDL_OK;
+    return nsteps > 0 || o->nodes < 2 || n == 0 ? DDL_OK : DDL_ERR_INTERNAL;
 }
 
 /* Progress every chunk in flight until slot's is done, sleeping in
@@ -277,7 +298,7 @@ static void usage(FILE *f)
             "  -i, --inflight N       chunks in flight (2, as DDL_INFLIGHT)\n"
             "      --link-us US       the cost model's link latency (default: the runtime's)\n"
             "      --link-mbps MB/S   the cost model's link rate per lane (default: the runtime's)\n"
-            "      --reduce-rate MB/S the host's f32 sum rate per lane (default: measured here)\n"
+            "      --reduce-rate MB/S the host's f32 sum rate per lane, or per rank with --mpi (default: measured here)\n"
             "      --copy-rate MB/S   the host's copy rate per lane (default: measured here)\n"
             "      --mpi              time SMPI's MPI_Allreduce on one rank per GPU instead\n"
             "      --check            real data through the schedules; every element checked\n"
@@ -437,6 +458,9 @@ int main(int argc, char **argv)
         printf("%12s %12s %10s %10s %12s %8s %10s\n", "size(B)", "time(us)", "algbw", "busbw", "model(us)", "algo",
                "chunk");
     }
+    MPI_Op sum_op = MPI_OP_NULL;
+    if (o.mpi)
+        MPI_Op_create(sim_mpi_sum, 1, &sum_op);
     int failed = 0;
     long wrong_total = 0;
     for (size_t bytes = o.sweep.min_bytes; bytes <= o.sweep.max_bytes; bytes *= (size_t)o.sweep.factor) {
@@ -447,7 +471,7 @@ int main(int argc, char **argv)
             double t0 = MPI_Wtime();
             ddl_status_t st = DDL_OK;
             if (o.mpi)
-                MPI_Allreduce(mpi_buf[0], mpi_buf[1], (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                MPI_Allreduce(mpi_buf[0], mpi_buf[1], (int)count, MPI_FLOAT, sum_op, MPI_COMM_WORLD);
             else
                 st = sim_call(&r, count, &chunk);
             double mine = MPI_Wtime() - t0, slowest;
@@ -475,6 +499,8 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && o.check && !wrong_total && !failed)
         printf("# every element checked: right\n");
+    if (o.mpi)
+        MPI_Op_free(&sum_op);
     int bad = failed || wrong_total;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

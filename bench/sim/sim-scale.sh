@@ -11,11 +11,15 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${SIM_LIMIT:-900}
 only=${SIM_ONLY:-}
-# Rails of 100 Gbit/s (12.5 GB/s) and 3 us, 8 per node; the host's rates for
-# a lane under load, when all 32 lanes of a node reduce at once (a node's
-# memory bandwidth of about 160 GB/s shared): 5 GB/s each.
+# Rails of 100 Gbit/s (12.5 GB/s) and 3 us, 8 per node.  The host: about 160
+# GB/s of memory bandwidth per node, shared: 5 GB/s for each of a node's 32
+# lanes (8 GPUs x 4) when they reduce and copy at once, 20 GB/s for each of the
+# baseline's 8 ranks, whose reductions are charged at that rate (ddl-sim's
+# operator) and whose messages inside the node cross a 160 GB/s link.
 link=(--rail-mbps 12500 --lat-us 3)
 rates=(--reduce-rate 5000 --copy-rate 5000)
+mpi_host=(--shm-mbps 160000)
+mpi_rates=(--reduce-rate 20000)
 
 row() { # EXPERIMENT NODES GPUS LANES RAILS RACK WHAT -- sim-run.sh arguments
     local exp=$1 n=$2 g=$3 l=$4 r=$5 rack=$6 what=$7
@@ -30,15 +34,25 @@ row() { # EXPERIMENT NODES GPUS LANES RAILS RACK WHAT -- sim-run.sh arguments
     awk -v pre="$exp\t$n\t$g\t$l\t$r\t$rack\t$what" '$1 ~ /^[0-9]+$/ { printf "%s\t%s\t%s\t%s\t%s\t%s\n", pre, $1, $2, $4, $5, $6 }' <<< "$out"
     [ $rc -eq 0 ] || echo "sim-scale.sh: $exp $n nodes $what failed: $(tail -2 <<< "$out")" >&2
 }
-want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+want() { [ -z "$only" ] && [ "$1" != net ] || [ "$only" = "$1" ]; } # net: only when asked
 
 sizes=(-b 1M -e 256M -f 16 -n 1 -w 0)
 if want nodes; then
     for n in 2 8 32 128 512 1024; do
         row nodes $n 8 4 8 - "ddl auto" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
-        row nodes $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" -- "${sizes[@]}"
-        [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi ompi" -- -N $n -r 8 -g 8 --mpi --coll ompi "${link[@]}" -- "${sizes[@]}"
-        [ $n -le 32 ] && row nodes $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" -- "${sizes[@]}"
+        row nodes $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
+        [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi ompi" -- -N $n -r 8 -g 8 --mpi --coll ompi "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
+        [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi mpich" -- -N $n -r 8 -g 8 --mpi --coll mpich "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
+        [ $n -le 32 ] && row nodes $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
+    done
+fi
+if want net; then # the network alone: host work free for both (10 TB/s)
+    free=(--reduce-rate 1e7 --copy-rate 1e7)
+    for n in 2 8 32 128 512 1024; do
+        row net $n 8 4 8 - "ddl auto" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" "${sizes[@]}"
+        row net $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
+        [ $n -le 128 ] && row net $n 8 1 8 - "mpi ompi" -- -N $n -r 8 -g 8 --mpi --coll ompi "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
+        [ $n -le 32 ] && row net $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
     done
 fi
 if want algos; then # the model's choice against each lane algorithm
@@ -54,7 +68,7 @@ if want lanes; then
         row lanes 128 8 $l 8 - "ddl auto" -- -N 128 -r 8 -g 8 -l $l --fold $f "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
     done
     row lanes 128 4 4 4 - "ddl auto" -- -N 128 -r 4 -g 4 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
-    row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" -- "${sizes[@]}"
+    row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" --shm-mbps 80000 -- --reduce-rate 20000 "${sizes[@]}"
 fi
 if want rails; then # the same 800 Gbit/s per node as 8 rails or 1
     row rails 128 8 4 1 - "ddl auto" -- -N 128 -r 1 -g 8 -l 4 --fold 4 --rail-mbps 100000 --lat-us 3 -- "${rates[@]}" "${sizes[@]}"
@@ -65,6 +79,6 @@ if want racks; then # 16 nodes per rack, uplinks 1:1 and 4:1 oversubscribed
         row racks 128 8 4 8 "16/$f" "ddl auto" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
         row racks 128 8 4 8 "16/$f" "ddl ring" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -a ring "${rates[@]}" "${sizes[@]}"
         row racks 128 8 4 8 "16/$f" "ddl multiring 8x16x8" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -t 8x16x8 "${rates[@]}" "${sizes[@]}"
-        row racks 128 8 1 8 "16/$f" "mpi rab_rdb" -- -N 128 -r 8 -g 8 --mpi --rack 16 --oversub $f "${link[@]}" --coll rab_rdb -- "${sizes[@]}"
+        row racks 128 8 1 8 "16/$f" "mpi rab_rdb" -- -N 128 -r 8 -g 8 --mpi --rack 16 --oversub $f "${link[@]}" "${mpi_host[@]}" --coll rab_rdb -- "${mpi_rates[@]}" "${sizes[@]}"
     done
 fi
