@@ -4,7 +4,9 @@
 # stdout (tab-separated: experiment, nodes, GPUs, lanes, rails, rack/oversub,
 # what ran, size, simulated us, busbw GB/s, model us, algorithm).  Each run
 # has a wall-clock limit (SIM_LIMIT seconds, default 900); one that passes it
-# is reported as "timeout".  SIM_ONLY=name runs one experiment.
+# is reported as "timeout".  SIM_ONLY=name runs one experiment.  SMPI's
+# baselines run up to 128 nodes: at 512 nodes (4,096 ranks) its rab_rdb did not
+# finish within 15 minutes here.
 #
 #   bench/sim/sim-scale.sh > scale.tsv
 set -uo pipefail
@@ -37,48 +39,52 @@ row() { # EXPERIMENT NODES GPUS LANES RAILS RACK WHAT -- sim-run.sh arguments
 want() { [ -z "$only" ] && [ "$1" != net ] || [ "$only" = "$1" ]; } # net: only when asked
 
 sizes=(-b 1M -e 256M -f 16 -n 1 -w 0)
+free=(--reduce-rate 1e7 --copy-rate 1e7)
 if want nodes; then
     for n in 2 8 32 128 512 1024; do
         row nodes $n 8 4 8 - "ddl auto" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
-        row nodes $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
+        [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
         [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi ompi" -- -N $n -r 8 -g 8 --mpi --coll ompi "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
         [ $n -le 128 ] && row nodes $n 8 1 8 - "mpi mpich" -- -N $n -r 8 -g 8 --mpi --coll mpich "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
         [ $n -le 32 ] && row nodes $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" "${mpi_host[@]}" -- "${mpi_rates[@]}" "${sizes[@]}"
     done
 fi
 if want net; then # the network alone: host work free for both (10 TB/s)
-    free=(--reduce-rate 1e7 --copy-rate 1e7)
     for n in 2 8 32 128 512 1024; do
         row net $n 8 4 8 - "ddl auto" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" "${sizes[@]}"
-        row net $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
+        [ $n -le 128 ] && row net $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
         [ $n -le 128 ] && row net $n 8 1 8 - "mpi ompi" -- -N $n -r 8 -g 8 --mpi --coll ompi "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
         [ $n -le 32 ] && row net $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
     done
 fi
-if want algos; then # the model's choice against each lane algorithm
+if want algos; then # the model's choice against each lane algorithm, the network alone
     for n in 32 128; do
-        for a in ring rd rab; do
-            row algos $n 8 4 8 - "ddl $a" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- -a $a "${rates[@]}" "${sizes[@]}"
+        for a in ring rab; do
+            row algos $n 8 4 8 - "ddl $a, network alone" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- -a $a "${free[@]}" "${sizes[@]}"
         done
     done
 fi
-if want lanes; then
+if want lanes; then # lanes per GPU, and 4 GPUs per node; the node's 160 GB/s shared by its lanes
     for l in 1 2 4 8; do
         f=$((l < 4 ? l : 4)) # folded lanes share a rail: 8 L / f a multiple of 8
-        row lanes 128 8 $l 8 - "ddl auto" -- -N 128 -r 8 -g 8 -l $l --fold $f "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+        r=$((160000 / (8 * l)))
+        row lanes 128 8 $l 8 - "ddl auto" -- -N 128 -r 8 -g 8 -l $l --fold $f "${link[@]}" -- --reduce-rate $r --copy-rate $r "${sizes[@]}"
     done
-    row lanes 128 4 4 4 - "ddl auto" -- -N 128 -r 4 -g 4 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
-    row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" --shm-mbps 80000 -- --reduce-rate 20000 "${sizes[@]}"
+    row lanes 128 4 4 4 - "ddl auto" -- -N 128 -r 4 -g 4 -l 4 --fold 4 "${link[@]}" -- --reduce-rate 10000 --copy-rate 10000 "${sizes[@]}"
+    row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" "${mpi_host[@]}" -- --reduce-rate 40000 "${sizes[@]}"
 fi
-if want rails; then # the same 800 Gbit/s per node as 8 rails or 1
-    row rails 128 8 4 1 - "ddl auto" -- -N 128 -r 1 -g 8 -l 4 --fold 4 --rail-mbps 100000 --lat-us 3 -- "${rates[@]}" "${sizes[@]}"
-    row rails 128 8 4 8 - "ddl auto" -- -N 128 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
+if want rails; then # lanes on rails as here or as the plugin's rails=; 8 rails or 1 of the same 800 Gbit/s
+    row rails 32 8 4 8 - "ddl auto, network alone, lane l on rail l mod 8" -- -N 32 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" -b 256M -e 256M -n 1 -w 0
+    row rails 32 8 4 8 - "ddl auto, network alone, lane k of each GPU on rail k mod 8" -- -N 32 -r 8 -g 8 -l 4 --fold 4 --rails-by gpu "${link[@]}" -- "${free[@]}" -b 256M -e 256M -n 1 -w 0
+    row rails 128 8 4 1 - "ddl auto, one 800 Gbit/s rail" -- -N 128 -r 1 -g 8 -l 4 --fold 4 --rail-mbps 100000 --lat-us 3 -- "${free[@]}" "${sizes[@]}"
+    row rails 128 8 4 8 - "ddl auto, 8 rails of 100 Gbit/s" -- -N 128 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" "${sizes[@]}"
 fi
-if want racks; then # 16 nodes per rack, uplinks 1:1 and 4:1 oversubscribed
+if want racks; then # 16 nodes per rack, uplinks 1:1 and 4:1 oversubscribed; the network alone
     for f in 1 4; do
-        row racks 128 8 4 8 "16/$f" "ddl auto" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- "${rates[@]}" "${sizes[@]}"
-        row racks 128 8 4 8 "16/$f" "ddl ring" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -a ring "${rates[@]}" "${sizes[@]}"
-        row racks 128 8 4 8 "16/$f" "ddl multiring 8x16x8" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -t 8x16x8 "${rates[@]}" "${sizes[@]}"
-        row racks 128 8 1 8 "16/$f" "mpi rab_rdb" -- -N 128 -r 8 -g 8 --mpi --rack 16 --oversub $f "${link[@]}" "${mpi_host[@]}" --coll rab_rdb -- "${mpi_rates[@]}" "${sizes[@]}"
+        for a in auto ring; do
+            row racks 128 8 4 8 "16/$f" "ddl $a" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -a $a "${free[@]}" "${sizes[@]}"
+        done
+        row racks 128 8 4 8 "16/$f" "ddl multiring 8x16x8" -- -N 128 -r 8 -g 8 -l 4 --fold 4 --rack 16 --oversub $f "${link[@]}" -- -t 8x16x8 "${free[@]}" "${sizes[@]}"
+        row racks 128 8 1 8 "16/$f" "mpi rab_rdb" -- -N 128 -r 8 -g 8 --mpi --rack 16 --oversub $f "${link[@]}" --shm-mbps 1e7 --coll rab_rdb -- --reduce-rate 1e7 "${sizes[@]}"
     done
 fi

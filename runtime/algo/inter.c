@@ -10,9 +10,11 @@
 const ddl_inter_algo_t ddl_inter_algos[DDL_INTER_ALGOS] = {
     {DDL_INTER_RING, ddl_ring_build, ddl_model_ring, 1.0},
     {DDL_INTER_RD, ddl_rd_build, ddl_model_rd, 1.0},
-    /* The model sees one link class; the ring talks to neighbours only, so
-     * with nodes numbered by rack it crosses the uplinks least, where
-     * Rabenseifner's first steps pair distant nodes: its edge is latency. */
+    /* The model sees one link class, so Rabenseifner needs a margin over
+     * the ring: measured when its first steps paired distant nodes (across
+     * the uplinks, with the largest blocks).  It pairs neighbours first now
+     * (inter_rab.c; ddl-sim found the cost, bench/SCALE.md); the margin stays
+     * until the emulated racks measure it again. */
     {DDL_INTER_RAB, ddl_rab_build, ddl_model_rab, DDL_MODEL_RAB_MARGIN},
 };
 

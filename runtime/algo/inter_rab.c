@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Rabenseifner's allreduce: recursive-halving reduce-scatter, then
- * recursive-doubling allgather, over 2^k ranks; with P = 2^k + rem, the first
+/* Rabenseifner's allreduce: a reduce-scatter that halves the block while it
+ * doubles the distance (neighbours first, with the largest blocks), then the
+ * allgather in reverse, over 2^k ranks; with P = 2^k + rem, the first
  * 2*rem ranks pair up first (the even one hands its data to the odd one) and get
  * the result back at the end, as in recursive doubling.  Each rank moves about
- * 2 * n * (1 - 1/2^k) elements in 2k steps instead of n * k.  Every block is
- * reduced at one place, so all ranks end with the same bits. */
+ * 2 * n * (1 - 1/2^k) elements in 2k steps instead of n * k.  Nearest first:
+ * with nodes numbered by rack, half the data stays in the rack and only the
+ * last, smallest blocks cross the uplinks (distant first, as before, sent half
+ * the data over them: 3.6x the time on a 4:1 fat tree in ddl-sim,
+ * bench/SCALE.md).  Every block is reduced at one place, so all ranks end
+ * with the same bits. */
 #include "config.h"
 
 #include "steps.h"
@@ -40,7 +45,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
         /* The pof2 blocks of the balanced partition; [lo, hi) are the blocks this
          * rank is still responsible for. */
         int lo = 0, hi = pof2;
-        for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+        for (int mask = 1; mask < pof2; mask <<= 1) {
             int partner = newrank ^ mask, mid = lo + (hi - lo) / 2;
             int keep_lo = (newrank & mask) == 0;
             int send_lo = keep_lo ? mid : lo, send_hi = keep_lo ? hi : mid;
@@ -60,7 +65,7 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
             hi = recv_hi;
         }
         /* Allgather: the same exchanges in reverse, each doubling the range. */
-        for (int mask = 1; mask < pof2; mask <<= 1) {
+        for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
             int partner = newrank ^ mask, width = hi - lo;
             int plo = (newrank & mask) ? lo - width : lo + width;
             size_t so, sn, ro, rn, end;
