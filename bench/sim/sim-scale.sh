@@ -57,6 +57,12 @@ if want net; then # the network alone: host work free for both (10 TB/s)
         [ $n -le 32 ] && row net $n 8 1 8 - "mpi ring" -- -N $n -r 8 -g 8 --mpi --coll lr "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
     done
 fi
+if want gib; then # 1 GiB, the network alone
+    for n in 2 32 128; do
+        row gib $n 8 4 8 - "ddl auto" -- -N $n -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" -b 1G -e 1G -n 1 -w 0
+        [ $n -le 32 ] && row gib $n 8 1 8 - "mpi rab_rdb" -- -N $n -r 8 -g 8 --mpi --coll rab_rdb "${link[@]}" --shm-mbps 1e7 -- --reduce-rate 1e7 -b 1G -e 1G -n 1 -w 0
+    done
+fi
 if want algos; then # the model's choice against each lane algorithm, the network alone
     for n in 32 128; do
         for a in ring rab; do
