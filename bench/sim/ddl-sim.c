@@ -156,17 +156,7 @@ static ddl_status_t sim_start(void *ctx, int slot, void *buf, size_t n)
     sim_rank_t *r = ctx;
     const sim_opts_t *o = r->o;
     ddl_sched_t *s = &r->sched[slot];
-    /* What the model leaves open it decides for one lane's chunk, as the
-     * runtime does: a folded rank's chunk is --fold lanes' chunks. */
-    ddl_step_plan_t plan = r->plan;
-    double lane_bytes = (double)n * sizeof(float) / o->fold;
-    unsigned char dims[DDL_GRID_MAX_DIMS];
-    if (plan.grid && !plan.dim_algo) {
-        ddl_model_multiring(plan.model, plan.grid, lane_bytes, dims);
-        plan.dim_algo = dims;
-    } else if (!plan.grid && plan.lane_algo == DDL_INTER_AUTO)
-        plan.lane_algo = ddl_model_lane_algo(plan.model, o->nodes, lane_bytes, NULL);
-    int nsteps = ddl_steps_build(&plan, r->node, o->nodes, n, sizeof(float), s->steps, &r->algo, r->dims);
+    int nsteps = ddl_steps_build(&r->plan, r->node, o->nodes, n, sizeof(float), s->steps, &r->algo, r->dims);
     ddl_sched_start(s, nsteps, buf, r->tmp[slot], sizeof(float), sim_reduce);
     return nsteps > 0 || o->nodes < 2 || n == 0 ? DDL_OK : DDL_ERR_INTERNAL;
 }
@@ -427,7 +417,8 @@ int main(int argc, char **argv)
     sim_rank_t r = {.o = &o, .node = rank / per_node};
     int local = rank % per_node;
     r.index = local;
-    r.plan = (ddl_step_plan_t){&o.model, o.grid.ndims ? &o.grid : NULL, o.lane_algo, NULL};
+    /* A folded rank's chunk is --fold lanes' chunks: the model decides for one, as the runtime does. */
+    r.plan = (ddl_step_plan_t){&o.model, o.grid.ndims ? &o.grid : NULL, o.lane_algo, NULL, o.fold};
     MPI_Comm_split(MPI_COMM_WORLD, local, r.node, &r.lane);
     size_t max_chunk = o.chunk ? o.chunk * (size_t)o.fold : ((size_t)4 << 20) * (size_t)o.fold;
     /* Without --check the data is never looked at: every rank uses one

@@ -30,12 +30,15 @@ const ddl_inter_algo_t *ddl_inter_algo(int id);
 
 /* What a chunk's steps are built from: the lane ring over all nodes (grid
  * NULL) with lane_algo, or the multiring along grid with dim_algo; what is
- * left open (DDL_INTER_AUTO, dim_algo NULL) the model chooses per chunk. */
+ * left open (DDL_INTER_AUTO, dim_algo NULL) the model chooses per chunk, for
+ * one lane's share of it: a chunk carries `lanes` lanes' data (1 in the
+ * runtime; ddl-sim's --fold). */
 typedef struct {
     const ddl_model_t *model;
     const ddl_grid_t *grid;
     int lane_algo;
     const unsigned char *dim_algo;
+    int lanes;
 } ddl_step_plan_t;
 
 /* The steps of node `node` of nnodes for a chunk of n elements of esize bytes;

@@ -47,7 +47,7 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *s
 {
     const ddl_call_plan_t *cp = &c->call->plan;
     ddl_step_plan_t plan = {&c->set.tuning.model, cp->multiring ? &c->set.grid : NULL, cp->lane_algo,
-                            cp->multiring && cp->dims_fixed ? cp->dim_algo : NULL};
+                            cp->multiring && cp->dims_fixed ? cp->dim_algo : NULL, 1};
     int algo;
     unsigned char dims[DDL_GRID_MAX_DIMS];
     int nsteps = ddl_steps_build(&plan, c->info.node, c->info.nnodes, n, esize, steps, &algo, dims);
