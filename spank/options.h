@@ -16,8 +16,9 @@ typedef struct {
     int owner_cores;   /* cores an owner gets unless the user asks (0: one per lane); read by the cli_filter */
     ddl_spank_helpers_t helpers;
     char helper_path[512];
-    /* Network interfaces of the node's rails: lane k's MPI traffic goes over
-     * rail k mod nrails (Open MPI's TCP interface selection), when lanes > 1. */
+    /* Network interfaces of the node's rails: a lane's MPI traffic goes over
+     * the one ddl_spank_rail_of names (Open MPI's TCP interface selection),
+     * when lanes > 1. */
     char rails[8][32];
     int nrails;
 } ddl_spank_policy_t;
@@ -26,6 +27,12 @@ void ddl_spank_policy_defaults(ddl_spank_policy_t *p);
 /* Parse plugstack arguments "key=value": default_lanes, max_lanes, bind,
  * helpers, helper, rails (interface names, comma-separated), owner_cores.  Returns 0, or -1 with the offending argument named in err. */
 int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen);
+/* The rail of lane `lane` of the step's GPU `gpu` with `lanes` lanes per GPU:
+ * the node's lanes numbered g * lanes + k take the rails in turn, so every
+ * rail carries an equal share (to within one lane) whatever the lanes per GPU,
+ * and a lane has the same rail on every node (its peers).  With lanes a
+ * multiple of the rails this is rail k mod R, every owner on the first. */
+const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int lanes);
 /* Parse a lane count from `source` ("--ddl-lanes", "DDL_LANES", ...): an integer
  * from 1 to max.  Returns 0, or -1 with a message for the user in err. */
 int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *lanes, char *err, size_t errlen);

@@ -5,16 +5,14 @@
 #
 #   ddl-platform.sh -N NODES [-r RAILS] [-g GPUS] [-l LANES] [--fold K] [--mpi]
 #                   [--rail-mbps MB/S] [--lat-us US] [--tuning FILE]
-#                   [--rack NODES --oversub F] [--rails-by node|gpu] -o PREFIX
+#                   [--rack NODES --oversub F] -o PREFIX
 #
 # Rails: one host per (node, rail), each with its own NIC link (full duplex,
 # the rail's rate and latency) into that rail's switch: lane traffic of rail r
 # never meets rail s's.  A node's lanes take the rails in turn (GPU g's lane k
-# is lane l = g L + k, on rail l mod R); with --fold K a simulated rank stands
-# for lanes j, j + M, ... (M = G L / K), so M must be a multiple of R.
-# --rails-by gpu places them as the plugin's `rails=` does instead: lane k of
-# every GPU on rail k mod R (so with fewer lanes per GPU than rails, some rails
-# carry nothing).
+# is lane l = g L + k, on rail l mod R, as the plugin's `rails=` places
+# them); with --fold K a simulated rank stands for lanes j, j + M, ...
+# (M = G L / K), so M must be a multiple of R.
 # Without --rack the switches are non-blocking; with --rack K, a two-level fat
 # tree: K nodes of one rail per leaf switch, and each leaf's uplinks to the
 # spines carry 1/F of what its nodes can send (F = --oversub, 1: full
@@ -33,7 +31,7 @@ set -euo pipefail
 
 die() { echo "ddl-platform.sh: $*" >&2; exit 2; }
 
-nodes= rails=1 gpus=1 lanes=1 fold=1 mpi=0 mbps= lat= tuning= rack=0 oversub=1 out= shm_mbps=10000 rails_by=node
+nodes= rails=1 gpus=1 lanes=1 fold=1 mpi=0 mbps= lat= tuning= rack=0 oversub=1 out= shm_mbps=10000
 while [ $# -gt 0 ]; do
     case "$1" in
         -N) nodes=$2; shift ;;
@@ -48,7 +46,6 @@ while [ $# -gt 0 ]; do
         --rack) rack=$2; shift ;;
         --oversub) oversub=$2; shift ;;
         --shm-mbps) shm_mbps=$2; shift ;;
-        --rails-by) rails_by=$2; shift ;;
         -o) out=$2; shift ;;
         -h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
@@ -61,10 +58,7 @@ for v in nodes rails gpus lanes fold rack; do
 done
 [ "$fold" -ge 1 ] && [ $((gpus * lanes % fold)) -eq 0 ] || die "--fold $fold does not divide the node's $((gpus * lanes)) lanes"
 per_node=$((gpus * lanes / fold))
-case $rails_by in node|gpu) ;; *) die "--rails-by $rails_by: node or gpu" ;; esac
-[ "$rails_by" = node ] || [ "$fold" = 1 ] || [ $((per_node % lanes)) -eq 0 ] ||
-    die "--fold $fold with --rails-by gpu: G x L / K ($per_node) must be a multiple of $lanes lanes per GPU"
-[ "$fold" = 1 ] || [ "$rails_by" = gpu ] || [ $((per_node % rails)) -eq 0 ] ||
+[ "$fold" = 1 ] || [ $((per_node % rails)) -eq 0 ] ||
     die "--fold $fold: the lanes folded together must share a rail, so G x L / K ($per_node) must be a multiple of $rails rails"
 if [ -n "$tuning" ]; then
     [ -r "$tuning" ] || die "cannot read the tuning file $tuning"
@@ -107,8 +101,7 @@ for ((n = 0; n < nodes; n++)); do
         for ((g = 0; g < gpus; g++)); do echo "h$n" >> "$out.hosts"; done
     else
         for ((j = 0; j < per_node; j++)); do
-            if [ "$rails_by" = node ]; then rail=$((j % rails)); else rail=$((j % lanes % rails)); fi
-            echo "h$((rail * nodes + n))"
+            echo "h$((j % rails * nodes + n))"
         done >> "$out.hosts"
     fi
 done

@@ -31,7 +31,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
         -r) rails=$2; plat+=("$1" "$2"); shift ;;
         --rail-mbps) mbps=$2; plat+=("$1" "$2"); shift ;;
         --lat-us) lat=$2; plat+=("$1" "$2"); shift ;;
-        --tuning|--rack|--oversub|--shm-mbps|--rails-by) plat+=("$1" "$2"); shift ;;
+        --tuning|--rack|--oversub|--shm-mbps) plat+=("$1" "$2"); shift ;;
         *) echo "sim-run.sh: unknown platform option $1 (options for ddl-sim go after --)" >&2; exit 2 ;;
     esac
     shift

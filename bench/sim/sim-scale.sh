@@ -79,9 +79,8 @@ if want lanes; then # lanes per GPU, and 4 GPUs per node; the node's 160 GB/s sh
     row lanes 128 4 4 4 - "ddl auto" -- -N 128 -r 4 -g 4 -l 4 --fold 4 "${link[@]}" -- --reduce-rate 10000 --copy-rate 10000 "${sizes[@]}"
     row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" "${mpi_host[@]}" -- --reduce-rate 40000 "${sizes[@]}"
 fi
-if want rails; then # lanes on rails as here or as the plugin's rails=; 8 rails or 1 of the same 800 Gbit/s
+if want rails; then # the node's lanes on the rails in turn, as the plugin's rails= places them; 8 rails or 1 of the same 800 Gbit/s
     row rails 32 8 4 8 - "ddl auto, network alone, lane l on rail l mod 8" -- -N 32 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" -b 256M -e 256M -n 1 -w 0
-    row rails 32 8 4 8 - "ddl auto, network alone, lane k of each GPU on rail k mod 8" -- -N 32 -r 8 -g 8 -l 4 --fold 4 --rails-by gpu "${link[@]}" -- "${free[@]}" -b 256M -e 256M -n 1 -w 0
     row rails 128 8 4 1 - "ddl auto, one 800 Gbit/s rail" -- -N 128 -r 1 -g 8 -l 4 --fold 4 --rail-mbps 100000 --lat-us 3 -- "${free[@]}" "${sizes[@]}"
     row rails 128 8 4 8 - "ddl auto, 8 rails of 100 Gbit/s" -- -N 128 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" "${sizes[@]}"
 fi
