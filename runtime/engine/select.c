@@ -54,7 +54,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .path = c->set.algo != DDL_ALGO_AUTO ? c->set.algo : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
         .with_mpi = c->set.algo == DDL_ALGO_AUTO && !threshold_given,
         /* DDL_EXPLORE times the lane algorithms per chunk itself. */
-        .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && !c->set.explore,
+        .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && !c->set.explore && c->set.algo != DDL_ALGO_MULTIRING,
         .chunks = c->set.chunk_size == 0,
         .drift = c->set.select_drift / 100.0,
     };
@@ -227,16 +227,11 @@ static void class_range(int cls, char *buf, size_t len)
 static void log_decision(const ddl_comm_t *c, int cls)
 {
     const ddl_online_class_t *k = &c->online.cls[cls];
-    char range[64], chosen[64], timed[512] = "";
+    char range[64], chosen[64], timed[512];
     class_range(cls, range, sizeof(range));
     ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
-    for (int i = 0, n = 0; i < k->ncand && n >= 0 && (size_t)n < sizeof(timed); i++) {
-        char name[64];
-        ddl_online_describe(k, i, name, sizeof(name));
-        n += snprintf(timed + n, sizeof(timed) - (size_t)n, "%s%s %.1f us", i ? ", " : "", name, k->agreed[i] * 1e6);
-    }
     DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d rounds: %s)", range, chosen,
-             k->rounds, timed);
+             k->rounds, ddl_online_timings(k, timed, sizeof(timed)));
 }
 
 /* DDL_TUNING_SAVE: the whole file again after each decision, written aside

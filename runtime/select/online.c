@@ -36,15 +36,18 @@ static void add(ddl_online_class_t *k, int algo, int lane_algo, int chunk_shift)
 }
 
 /* The candidates, always in this order (the agreement compares them by index):
- * the lanes with the model's choices; the system MPI; each lane algorithm;
- * half and twice the chunk. */
+ * the lanes with the model's choices (with a grid: the multiring, then each
+ * lane algorithm when they are candidates too); the system MPI; half and
+ * twice the chunk. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
 {
     int explorations = k->explorations;
     memset(k, 0, sizeof(*k));
     k->explorations = explorations + 1;
     int several = job->nnodes > 1;
-    if (job->lane_algos && several && job->path == DDL_ALGO_LANE) {
+    if (job->lane_algos && several) {
+        if (job->path == DDL_ALGO_MULTIRING)
+            add(k, DDL_ALGO_MULTIRING, 0, 0);
         add(k, DDL_ALGO_LANE, DDL_INTER_RING, 0);
         add(k, DDL_ALGO_LANE, DDL_INTER_RD, 0);
         if (job->nnodes > 2) /* on two nodes Rabenseifner's steps are the ring's */
@@ -58,7 +61,7 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         add(k, job->path, 0, -1);
         add(k, job->path, 0, 1);
     }
-    k->rounds = rounds_for(cls);
+    k->rounds = job->rounds > 0 ? job->rounds : rounds_for(cls);
     /* One round: the class's first call runs untimed first (candidate 0), so
      * that the first touch of the buffers and the links' warm-up (measured: a
      * first 128 MiB call takes twice a later one) count against no candidate. */
@@ -161,6 +164,17 @@ void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_
         n += snprintf(buf + n, len - (size_t)n, "/%s", ddl_inter_algo_names[c->lane_algo]);
     if (c->algo != DDL_ALGO_MPI && k->chunk[cand] && n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " chunk=%zuK", k->chunk[cand] >> 10);
+}
+
+const char *ddl_online_timings(const ddl_online_class_t *k, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0, n = 0; i < k->ncand && n >= 0 && (size_t)n < len; i++) {
+        char name[64];
+        ddl_online_describe(k, i, name, sizeof(name));
+        n += snprintf(buf + n, len - (size_t)n, "%s%s %.1f us", i ? ", " : "", name, k->agreed[i] * 1e6);
+    }
+    return buf;
 }
 
 /* Two decided classes that one band can hold. */

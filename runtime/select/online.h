@@ -36,9 +36,11 @@ typedef struct {
     int nnodes;
     int path;          /* the lanes' form: DDL_ALGO_LANE or DDL_ALGO_MULTIRING */
     int with_mpi;      /* the system MPI path is a candidate (DDL_ALGO=auto) */
-    int lane_algos;    /* lane algorithms are candidates (DDL_LANE_ALGO=auto, lane path, several nodes) */
+    int lane_algos;    /* lane algorithms are candidates (DDL_LANE_ALGO=auto, several nodes; with a
+                        * grid beside the multiring unless DDL_ALGO=multiring) */
     int chunks;        /* chunk sizes are candidates (DDL_CHUNK_SIZE=auto, several nodes) */
     double drift;      /* DDL_SELECT_DRIFT: re-explore when the time changes by more than this share */
+    int rounds;        /* rounds of every candidate; 0: by size (more for small, noisy calls) */
 } ddl_online_job_t;
 
 typedef enum { DDL_CLASS_NEW = 0, DDL_CLASS_EXPLORING, DDL_CLASS_DECIDED } ddl_class_state_t;
@@ -88,6 +90,9 @@ int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chu
 ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed);
 /* "mpi", "lane/ring", "lane chunk=128K", "multiring chunk=1M" ... */
 void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len);
+/* A decided class's agreed times, "mpi 12.3 us, lane/ring 10.1 us, ...";
+ * returns buf. */
+const char *ddl_online_timings(const ddl_online_class_t *k, char *buf, size_t len);
 /* The decisions as tuning-file bands (tuning.h), neighbouring classes with the
  * same choice as one band; returns the bands written. */
 int ddl_online_write(const ddl_online_t *o, FILE *f);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddl-tune: time every candidate algorithm on the allocation it runs in, for a
- * range of sizes, and write the tuning file that picks the fastest per size
- * band, with the chunk size that was fastest for the lane algorithms, and the
- * cost model's measured numbers: each link class's latency and bandwidth (a
- * ping-pong between two owners along the lane ring and along every grid
- * dimension) and the host reduction's speed.  Run it like the application (one
+/* ddl-tune: the offline form of online selection (select/online.h).  For each
+ * size class from -b to -e it makes calls until the online selection has timed
+ * its candidates (the system MPI path, each lane algorithm, the multiring with
+ * a grid, half and twice the model's chunk) and every rank has agreed on the
+ * fastest, exactly as a job's first calls do, then writes those decisions as
+ * tuning-file bands with the cost model's measured numbers: each link class's
+ * latency and bandwidth (a ping-pong between two owners along the lane ring
+ * and along every grid dimension) and the host reduction's speed.  Every call
+ * is checked against the serial sum.  Run it like the application (one
  * process per lane), then point DDL_TUNING_FILE at the file. */
 #include "config.h"
 
@@ -19,36 +22,11 @@
 #include "bench_stats.h"
 #include "comm.h"
 #include "grid.h"
-#include "inter.h"
 #include "parse.h"
 #include "reduce.h"
 #include "tool.h"
 
 #define MAX_SIZES 40
-
-typedef struct {
-    int algo, lane_algo;
-    const char *name;
-} candidate_t;
-
-/* mpi, then every lane algorithm of the table (algo/inter.h), then the
- * multiring (only with a grid, DDL_TOPOLOGY): filled by list_candidates. */
-#define NCAND (2 + DDL_INTER_ALGOS)
-static candidate_t candidates[NCAND];
-static char lane_names[DDL_INTER_ALGOS][32];
-
-static void list_candidates(void)
-{
-    candidates[0] = (candidate_t){DDL_ALGO_MPI, DDL_INTER_AUTO, "mpi"};
-    for (int i = 0; i < DDL_INTER_ALGOS; i++) {
-        snprintf(lane_names[i], sizeof(lane_names[i]), "lane/%s", ddl_inter_algo_names[ddl_inter_algos[i].id]);
-        candidates[1 + i] = (candidate_t){DDL_ALGO_LANE, (int)ddl_inter_algos[i].id, lane_names[i]};
-    }
-    candidates[NCAND - 1] = (candidate_t){DDL_ALGO_MULTIRING, DDL_INTER_AUTO, "multiring"};
-}
-
-static const size_t chunk_candidates[] = {256u << 10, 512u << 10, 1u << 20, 2u << 20, 4u << 20};
-#define NCHUNK (int)(sizeof(chunk_candidates) / sizeof(chunk_candidates[0]))
 
 /* Round trip of `bytes` between owners a and b (median of 20), in seconds,
  * returned on every owner.  The other owners sleep meanwhile: on an
@@ -126,49 +104,91 @@ static double measure_gamma(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ddl-tune [-b|--minbytes MIN] [-e|--maxbytes MAX] [-f|--stepfactor FACTOR] [-n|--iters ITERS]\n"
+    fprintf(f, "usage: ddl-tune [-b|--minbytes MIN] [-e|--maxbytes MAX] [-f|--stepfactor FACTOR] [-n|--iters ROUNDS]\n"
                "                [-o|--output FILE] [-h|--help] [--version]\n"
-               "Time mpi, lane/ring, lane/rd, lane/rab and (with DDL_TOPOLOGY) multiring (f32 sum, shared\n"
-               "buffers) from MIN to MAX bytes\n"
-               "(default 1K to 64M, factor 4, 10 iterations), chunks of 256K to 4M for the lane\n"
-               "algorithms from 1M up, and the links and the host reduction of the cost model; write\n"
-               "FILE (default ddl-tuning.conf).\n");
+               "Run online selection on sizes from MIN to MAX bytes (default 1K to 64M, factor 2: every size\n"
+               "class), f32 sum in shared buffers: the system MPI path, each lane algorithm, the multiring\n"
+               "(with DDL_TOPOLOGY), half and twice the model's chunk, ROUNDS rounds of each (default: as\n"
+               "online selection, 5 for small sizes down to 1 for the largest); measure the links and the\n"
+               "host reduction of the cost model; write the decisions to FILE (default ddl-tuning.conf).\n");
 }
 
-/* The slowest owner's median time of `iters` calls, in microseconds. */
-static double time_size(ddl_comm_t *c, float *buf, size_t count, long iters)
+/* Values whose sum over the owners is exact in float: owner r's element i is
+ * i mod 1024 + r. */
+static void fill(float *buf, size_t n, int r)
 {
-    int owner = c->info.role == DDL_ROLE_OWNER;
-    double *t = calloc((size_t)iters, sizeof(double)), med = 0, worst = 0;
-    for (long i = -1; i < iters; i++) { /* one warm-up call */
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (float)(i % 1024 + (size_t)r);
+}
+
+/* The first element that is not the serial sum over `owners` owners, or -1. */
+static long long first_wrong(const float *buf, size_t n, int owners, double *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        *want = (double)owners * (double)(i % 1024) + (double)owners * (owners - 1) / 2;
+        if ((double)buf[i] != *want)
+            return (long long)i;
+    }
+    return -1;
+}
+
+/* Calls of `bytes` until the online selection has decided the size's class.
+ * The decision is agreed, so every rank stops after the same call.  Returns
+ * the calls made; 0 when the size is not chosen online (below a
+ * DDL_MPI_THRESHOLD the job set). */
+static long tune_size(ddl_comm_t *c, float *buf, size_t bytes)
+{
+    int owner = c->info.role == DDL_ROLE_OWNER, me = 0, owners = 1;
+    if (owner) {
+        MPI_Comm_rank(c->owners, &me);
+        MPI_Comm_size(c->owners, &owners);
+    }
+    const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(bytes)];
+    size_t count = bytes / sizeof(float);
+    long calls = 0;
+    do {
         if (owner)
-            MPI_Barrier(c->owners);
-        double t0 = MPI_Wtime();
+            fill(buf, count, me);
         if (ddl_allreduce(owner ? DDL_IN_PLACE : NULL, owner ? buf : NULL, (int64_t)count, DDL_DTYPE_F32,
                           DDL_REDOP_SUM, c) != DDL_OK) {
             fprintf(stderr, "ddl-tune: rank %d: %s\n", c->info.rank, ddl_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (i >= 0)
-            t[i] = MPI_Wtime() - t0;
-    }
-    med = bench_median(t, (size_t)iters) * 1e6;
-    if (owner)
-        MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, c->owners);
-    free(t);
-    return worst;
+        double want = 0;
+        long long bad = owner ? first_wrong(buf, count, owners, &want) : -1;
+        if (bad >= 0) {
+            fprintf(stderr, "ddl-tune: rank %d: call %ld of %zu bytes: element %lld is %g where the serial sum is "
+                    "%g; a wrong result, so no file is written (DDL_DEBUG=INFO names the candidates)\n",
+                    c->info.rank, calls + 1, bytes, bad, (double)buf[bad], want);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        calls++;
+        if (k->state == DDL_CLASS_NEW) /* this size is not chosen online */
+            return 0;
+    } while (k->state != DDL_CLASS_DECIDED);
+    return calls;
+}
+
+/* The rest of the run, from the sizes done: calls up to 256 KiB are taken to
+ * cost what the last one did (latency), larger ones in proportion to size. */
+static double time_left(const size_t *sizes, int nsizes, int done, double last)
+{
+    const double flat = 256 << 10;
+    double base = (double)sizes[done] > flat ? (double)sizes[done] : flat, left = 0;
+    for (int j = done + 1; j < nsizes; j++)
+        left += last * ((double)sizes[j] > base ? (double)sizes[j] / base : 1);
+    return left;
 }
 
 int main(int argc, char **argv)
 {
     size_t min = 1024, max = 64u << 20;
-    long factor = 4, iters = 10;
+    long factor = 2, rounds = 0;
     const char *path = "ddl-tuning.conf";
     int opt;
     /* Options first: --help, --version and mistakes answer at once, without MPI. */
     if (ddl_tool_info(argc, argv, "ddl-tune", usage))
         return 0;
-    list_candidates();
     /* The benchmarks' names for the sweep; ddl-tune's own bounds below. */
     static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, {"output", required_argument, 0, 'o'},
                                              {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -178,7 +198,7 @@ int main(int argc, char **argv)
         case 'b': bad = ddl_parse_size(optarg, &min) || min < 4; break;
         case 'e': bad = ddl_parse_size(optarg, &max); break;
         case 'f': bad = ddl_parse_long(optarg, 2, 64, &factor); break;
-        case 'n': bad = ddl_parse_long(optarg, 1, 100000, &iters); break;
+        case 'n': bad = ddl_parse_long(optarg, 1, 1000, &rounds); break;
         case 'o': path = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -198,13 +218,24 @@ int main(int argc, char **argv)
         return 2;
     }
     MPI_Init(&argc, &argv);
-    /* Measure the algorithms themselves, not an earlier tuning file. */
+    /* Measure the algorithms themselves, not an earlier tuning file, and
+     * choose as online selection does; the variables that fix a choice
+     * (DDL_ALGO, DDL_LANE_ALGO, DDL_CHUNK_SIZE, DDL_MPI_THRESHOLD) fix it here too. */
     setenv("DDL_TUNING_FILE", "none", 1);
+    setenv("DDL_SELECT", "online", 1);
     ddl_config_t cfg;
     ddl_comm_t *c = NULL; /* MPI_Abort below does not return */
     if (ddl_config_init(&cfg) != DDL_OK || ddl_comm_create(MPI_COMM_WORLD, &cfg, &c) != DDL_OK) {
         fprintf(stderr, "ddl-tune: %s\n", ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int talk = c->info.rank == 0; /* progress on stderr: a tuning run takes minutes */
+    if (c->set.algo == DDL_ALGO_MPI) {
+        if (talk)
+            fprintf(stderr, "ddl-tune: DDL_ALGO=mpi leaves nothing to choose: unset it\n");
+        ddl_comm_destroy(c);
+        MPI_Finalize();
+        return 2;
     }
     int owner = c->info.role == DDL_ROLE_OWNER;
     if (!owner && c->helper_mode == DDL_HELPERS_SERVE) {
@@ -219,110 +250,79 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* The cost model's numbers, first: the links' latency is measured best while
-     * no earlier transfer still fills their queues. */
+     * no earlier transfer still fills their queues.  The model then uses them
+     * for the candidates' chunks, as a job reading the file will; every rank
+     * that chooses takes rank 0's numbers, so that all plan the same chunks. */
+    ddl_model_t *m = &c->set.tuning.model;
     int ndims = c->set.grid.ndims > 1 ? c->set.grid.ndims : 1;
-    ddl_link_t links[DDL_GRID_MAX_DIMS];
-    if (owner && c->info.nnodes > 1)
-        measure_links(c, ndims, links);
-    double gamma = measure_gamma();
+    int links = c->info.nnodes > 1;
+    if (owner && links)
+        measure_links(c, ndims, m->link);
+    m->gamma = measure_gamma();
+    MPI_Bcast(m->link, (int)sizeof(m->link), MPI_BYTE, 0, c->select_comm);
+    MPI_Bcast(&m->gamma, 1, MPI_DOUBLE, 0, c->select_comm);
+    for (int d = 0; d < ndims; d++)
+        m->measured[d] = links;
+    c->online.job.rounds = (int)rounds;
     size_t sizes[MAX_SIZES];
     int nsizes = 0;
     for (size_t s = min; s <= max && nsizes < MAX_SIZES; s *= (size_t)factor)
         sizes[nsizes++] = s / 4 * 4;
-    /* On one node the lane algorithms between nodes do not run: lane/ring stands
-     * for all; the multiring needs a grid. */
-    int ncand = c->info.nnodes == 1 ? 2 : c->set.grid.ndims > 1 ? NCAND : NCAND - 1;
-    double t[NCAND][MAX_SIZES], started = MPI_Wtime();
-    int talk = c->info.rank == 0; /* progress on stderr: a tuning run takes minutes */
+    double started = MPI_Wtime(), last = started;
     if (talk)
-        fprintf(stderr, "ddl-tune: %d candidates x %d sizes (%zu to %zu bytes), median of %ld calls each\n", ncand,
-                nsizes, sizes[0], sizes[nsizes - 1], iters);
-    for (int k = 0; k < ncand; k++) {
-        c->set.algo = candidates[k].algo;
-        c->set.lane_algo = candidates[k].lane_algo;
-        for (int i = 0; i < nsizes; i++) {
-            if (owner)
-                memset(buf, 0, sizes[i]);
-            t[k][i] = time_size(c, buf, sizes[i] / 4, iters);
-        }
-        double spent = MPI_Wtime() - started;
-        if (talk)
-            fprintf(stderr, "ddl-tune: [%d/%d] %-14s measured; %.0f s so far, about %.0f s to go for the candidates\n",
-                    k + 1, ncand, candidates[k].name, spent, spent / (k + 1) * (ncand - k - 1));
-    }
-    /* The winners among the lane algorithms from 1 MiB up, with each chunk size:
-     * every rank needs the winners, and the owners' times decide. */
-    int best[MAX_SIZES];
+        fprintf(stderr, "ddl-tune: online selection on %d sizes (%zu to %zu bytes), %s rounds of each candidate\n",
+                nsizes, sizes[0], sizes[nsizes - 1], rounds ? "given" : "the default");
+    char timed[DDL_ONLINE_CLASSES][512] = {{0}};
     for (int i = 0; i < nsizes; i++) {
-        best[i] = 0;
-        for (int k = 1; k < ncand; k++)
-            if (t[k][i] < t[best[i]][i])
-                best[i] = k;
-    }
-    MPI_Bcast(best, nsizes, MPI_INT, 0, c->world);
-    size_t chunk[MAX_SIZES] = {0};
-    for (int i = 0; i < nsizes; i++) {
-        if (candidates[best[i]].algo == DDL_ALGO_MPI || sizes[i] < (1u << 20) || c->info.nnodes == 1)
-            continue;
-        c->set.algo = candidates[best[i]].algo;
-        c->set.lane_algo = candidates[best[i]].lane_algo;
-        if (talk)
-            fprintf(stderr, "ddl-tune: %zu bytes: %s is fastest; trying its chunk sizes\n", sizes[i],
-                    candidates[best[i]].name);
-        double fastest = t[best[i]][i];
-        for (int k = 0; k < NCHUNK; k++) {
-            if (chunk_candidates[k] > c->scratch_bytes)
-                continue;
-            c->set.chunk_size = chunk_candidates[k];
-            double tk = time_size(c, buf, sizes[i] / 4, iters);
-            MPI_Bcast(&tk, 1, MPI_DOUBLE, 0, c->world);
-            if (tk < fastest) {
-                fastest = tk;
-                chunk[i] = chunk_candidates[k];
-            }
+        long calls = tune_size(c, buf, sizes[i]);
+        double now = MPI_Wtime();
+        const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(sizes[i])];
+        if (calls && k->ncand > 1)
+            ddl_online_timings(k, timed[ddl_online_class_of(sizes[i])], sizeof(timed[0]));
+        if (talk) {
+            char chosen[64] = "the MPI path (below DDL_MPI_THRESHOLD)";
+            if (calls)
+                ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
+            fprintf(stderr, "ddl-tune: [%d/%d] %zu bytes: %s%s%s%s; %.0f s so far, about %.0f s to go\n", i + 1,
+                    nsizes, sizes[i], chosen, k->ncand > 1 && calls ? " (" : "",
+                    k->ncand > 1 && calls ? timed[ddl_online_class_of(sizes[i])] : "",
+                    k->ncand > 1 && calls ? ")" : "", now - started, time_left(sizes, nsizes, i, now - last));
         }
-        c->set.chunk_size = 0;
-        t[best[i]][i] = fastest;
+        last = now;
     }
-    if (c->info.rank == 0) {
+    /* With a step factor above 2 the sizes between two measured ones take the
+     * lower one's choice: a band runs from each measured size to the next. */
+    static ddl_online_t chosen;
+    chosen = c->online;
+    for (int i = 0; i + 1 < nsizes; i++) {
+        int from = ddl_online_class_of(sizes[i]), to = ddl_online_class_of(sizes[i + 1]);
+        for (int j = from + 1; j < to && chosen.cls[from].state == DDL_CLASS_DECIDED; j++)
+            chosen.cls[j] = chosen.cls[from];
+    }
+    if (talk) {
         FILE *f = fopen(path, "w");
         if (!f) {
             fprintf(stderr, "ddl-tune: cannot write %s\n", path);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         time_t now = time(NULL);
-        fprintf(f, "# ddl-tune: %d nodes x %d GPUs x %d lanes, f32 sum, median of %ld calls, %s", c->info.nnodes,
-                c->info.gpus_per_node, c->info.lanes, iters, ctime(&now));
-        fprintf(f, "# %12s", "bytes");
-        for (int k = 0; k < ncand; k++)
-            fprintf(f, " %12s", candidates[k].name);
-        fprintf(f, "   (us)\n");
-        for (int i = 0; i < nsizes; i++) {
-            fprintf(f, "# %12zu", sizes[i]);
-            for (int k = 0; k < ncand; k++)
-                fprintf(f, " %12.1f", t[k][i]);
-            if (chunk[i])
-                fprintf(f, "   (%s fastest with chunk=%zuK)", candidates[best[i]].name, chunk[i] >> 10);
-            fprintf(f, "\n");
-        }
+        fprintf(f, "# ddl-tune: %d nodes x %d GPUs x %d lanes, %s helpers, f32 sum, online selection, %s",
+                c->info.nnodes, c->info.gpus_per_node, c->info.lanes,
+                c->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", ctime(&now));
+        fprintf(f, "# the slowest rank's best time of each candidate, per size class:\n");
+        for (int i = 0; i < DDL_ONLINE_CLASSES; i++)
+            if (timed[i][0])
+                fprintf(f, "#   %zu bytes and up: %s\n", (size_t)1 << i, timed[i]);
+        fprintf(f, "# sizes outside the bands below are still chosen online\n");
         /* The cost model: latency and bandwidth per link class, host reduction speed. */
-        if (c->info.nnodes > 1)
-            for (int d = 0; d < ndims; d++)
-                ddl_tuning_write_link(f, d, &links[d]);
-        ddl_tuning_write_reduce(f, gamma);
-        /* A band from each measured size to the next where the winner or its chunk changes. */
-        printf("ddl-tune: chosen, per size band (bytes, algorithm, chunk):\n");
-        for (int i = 0; i < nsizes;) {
-            int j = i;
-            while (j + 1 < nsizes && best[j + 1] == best[i] && chunk[j + 1] == chunk[i])
-                j++;
-            size_t lo = i == 0 ? 0 : sizes[i], hi = j + 1 < nsizes ? sizes[j + 1] : SIZE_MAX;
-            ddl_tuning_write_band(f, lo, hi, candidates[best[i]].name, chunk[i]);
-            ddl_tuning_write_band(stdout, lo, hi, candidates[best[i]].name, chunk[i]); /* what was chosen */
-            i = j + 1;
-        }
+        for (int d = 0; d < ndims && links; d++)
+            ddl_tuning_write_link(f, d, &m->link[d]);
+        ddl_tuning_write_reduce(f, m->gamma);
+        int bands = ddl_online_write(&chosen, f);
         fclose(f);
-        printf("ddl-tune: wrote %s (%.0f s)\n", path, MPI_Wtime() - started);
+        printf("ddl-tune: chosen, per size band (bytes, algorithm, chunk):\n");
+        ddl_online_write(&chosen, stdout);
+        printf("ddl-tune: wrote %s, %d band(s) (%.0f s)\n", path, bands, MPI_Wtime() - started);
     }
     if (owner)
         ddl_free(c, buf);

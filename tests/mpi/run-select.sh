@@ -6,7 +6,8 @@
 # every result is right while the candidates are timed and after, the ranks
 # never diverge (a rank that chose another path would time out), rank 0 saves
 # the decisions (DDL_TUNING_SAVE), and a second run reads them back with
-# DDL_TUNING_FILE: no exploration, the same results.
+# DDL_TUNING_FILE: no exploration, the same results; ddl-tune does the same
+# selection ahead of a job.
 . "$(dirname "$0")/lib.sh"
 dir=$(mktemp -d)
 sizes="-b 8 -e 1M -f 8" # 8 B to 256 KiB: 6 sizes, 6 classes
@@ -73,6 +74,25 @@ PY
         pass "$what: DDL_TUNING_SAVE wrote $bands bands; DDL_TUNING_FILE reads them back without exploring, results right"
     else
         fail "$what: the saved decisions do not read back"; cat "$save"; grep -i "online\|band\|error" "$dir/reload.log" | head
+    fi
+done
+
+# ddl-tune, the offline form: the same selection ahead of the job, in both
+# helper modes; its progress names every size, its file holds the timings and
+# bands that cover the sizes, and a job that reads it explores nothing.
+for mode in collective serve; do
+    tune="$dir/tune-$mode.conf"
+    DDL_NODE_SIZE=2 DDL_LANES=2 DDL_HELPERS=$mode DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-tune" \
+        $sizes -e 256K -n 1 -o "$tune" > "$dir/tune.log" 2>&1
+    progress=$(grep -c "^ddl-tune: \[[1-6]/$nsizes\] [0-9]* bytes: .*(.* us, .* us.*); [0-9]* s so far, about [0-9]* s to go" "$dir/tune.log")
+    timings=$(grep -c "^#   [0-9]* bytes and up: .*mpi [0-9.]* us" "$tune" 2>/dev/null)
+    if [ "$progress" -eq $nsizes ] && [ "${timings:-0}" -eq $nsizes ] && grep -q "^8-" "$tune" && grep -q -- "-524288 " "$tune" &&
+            run_bench "$dir/tuned.log" DDL_NODE_SIZE=2 DDL_LANES=2 DDL_HELPERS=$mode DDL_TUNING_FILE="$tune" &&
+            ! grep -q "online selection" "$dir/tuned.log"; then
+        pass "ddl-tune, $mode: $nsizes sizes chosen online with progress; bands 8 B to 512 KiB read back, nothing explored, results right"
+    else
+        fail "ddl-tune, $mode: $progress progress lines, ${timings:-0} timing lines (expected $nsizes)"
+        cat "$dir/tune.log" "$tune"; grep -i "online\|error" "$dir/tuned.log" | head
     fi
 done
 

@@ -98,6 +98,31 @@ START_TEST(test_candidates)
     ck_assert_int_eq(o.cls[6].ncand, 4);
     ck_assert_int_eq(o.cls[6].cand[2].lane_algo, DDL_INTER_RAB);
 
+    /* A grid: the multiring, then the lane algorithms beside it, MPI, the
+     * multiring's half and twice chunk; rounds as the job says. */
+    job.path = DDL_ALGO_MULTIRING;
+    job.rounds = 4;
+    ddl_online_init(&o, &job);
+    ddl_online_next(&o, 1 << 20, 1);
+    k = &o.cls[20];
+    ck_assert_int_eq(k->ncand, 7);
+    ck_assert_int_eq(k->rounds, 4);
+    ck_assert_int_eq(k->cand[0].algo, DDL_ALGO_MULTIRING);
+    for (int i = 1; i <= 3; i++)
+        ck_assert_int_eq(k->cand[i].algo, DDL_ALGO_LANE);
+    ck_assert_int_eq(k->cand[3].lane_algo, DDL_INTER_RAB);
+    ck_assert_int_eq(k->cand[4].algo, DDL_ALGO_MPI);
+    ck_assert(k->cand[5].algo == DDL_ALGO_MULTIRING && k->cand[5].chunk_shift == -1);
+    ck_assert(k->cand[6].algo == DDL_ALGO_MULTIRING && k->cand[6].chunk_shift == 1);
+    job.lane_algos = job.with_mpi = 0; /* DDL_ALGO=multiring: its chunks alone */
+    job.rounds = 0;
+    ddl_online_init(&o, &job);
+    ddl_online_next(&o, 1 << 20, 1);
+    ck_assert_int_eq(o.cls[20].ncand, 3);
+    ck_assert_int_eq(o.cls[20].rounds, 3);
+    ck_assert_int_eq(o.cls[20].cand[0].algo, DDL_ALGO_MULTIRING);
+
+    job = two_nodes;
     job.nnodes = 1; /* one node: the lanes or MPI, nothing else matters */
     ddl_online_init(&o, &job);
     ddl_online_next(&o, 1 << 20, 1);
