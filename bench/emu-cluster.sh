@@ -4,8 +4,8 @@
 # namespaces, each with RAILS links (veth pairs; rail k of every node on bridge k
 # of a hub namespace, as in rail-optimised fabrics), every link capped with tbf
 # at RATE on both ends (netem is not available here), and one slurmd per node
-# (tests/slurm/cluster.sh) with the plugin told the rails: GPU g's lane k sends
-# over rail (g L + k) mod RAILS.  Addresses: 10.77.<rail>.<node>, the hub .254.
+# (tests/slurm/cluster.sh) with the plugin told the rails: lane k of GPU g (of
+# G) sends over rail (k G + g) mod RAILS.  Addresses: 10.77.<rail>.<node>, the hub .254.
 #
 #   bench/emu-cluster.sh start [NODES=2] [RAILS=2] [RATE=1gbit] [RACKS=1 UPLINK=RATE]
 #                                  with RACKS=2 the first half of the nodes hang off

@@ -38,9 +38,9 @@ int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *l
 }
 
 /* "eth0,ib0": interface names of letters, digits, '.', '_' and '-'. */
-const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int lanes)
+const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int gpus)
 {
-    return p->rails[(gpu * lanes + lane) % p->nrails];
+    return p->rails[(lane * gpus + gpu) % p->nrails];
 }
 
 static int parse_rails(const char *val, ddl_spank_policy_t *p)

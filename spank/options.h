@@ -27,12 +27,14 @@ void ddl_spank_policy_defaults(ddl_spank_policy_t *p);
 /* Parse plugstack arguments "key=value": default_lanes, max_lanes, bind,
  * helpers, helper, rails (interface names, comma-separated), owner_cores.  Returns 0, or -1 with the offending argument named in err. */
 int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen);
-/* The rail of lane `lane` of the step's GPU `gpu` with `lanes` lanes per GPU:
- * the node's lanes numbered g * lanes + k take the rails in turn, so every
- * rail carries an equal share (to within one lane) whatever the lanes per GPU,
- * and a lane has the same rail on every node (its peers).  With lanes a
- * multiple of the rails this is rail k mod R, every owner on the first. */
-const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int lanes);
+/* The rail of lane `lane` of the step's GPU `gpu`, with `gpus` GPUs on the
+ * node: the node's lanes, numbered lane-major (k G + g), take the rails in
+ * turn.  So every rail carries an equal share (to within one lane) whatever
+ * the lanes per GPU; the owners (lane 0) are spread over the rails, so that
+ * the system MPI path over them uses them all; with as many rails as GPUs,
+ * every lane of GPU g is on rail g (its own NIC when the rails are listed in
+ * GPU order); and a lane has the same rail on every node (its peers). */
+const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int gpus);
 /* Parse a lane count from `source` ("--ddl-lanes", "DDL_LANES", ...): an integer
  * from 1 to max.  Returns 0, or -1 with a message for the user in err. */
 int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *lanes, char *err, size_t errlen);

@@ -322,8 +322,9 @@ int ddl_remote_task_init(spank_t sp)
     }
     const ddl_spank_policy_t *pol = &ddl_spank.policy;
     if (pol->nrails > 0 && remote.plan.lanes > 1) {
-        /* The node's lanes take the rails in turn, so that they drive all links. */
-        const char *rail = ddl_spank_rail_of(pol, tp->gpu, tp->lane, remote.plan.lanes);
+        /* The node's lanes take the rails in turn, so that they drive all
+         * links, and the owners are spread over them. */
+        const char *rail = ddl_spank_rail_of(pol, tp->gpu, tp->lane, G);
         rc |= spank_setenv(sp, "DDL_RAIL", rail, 1) != ESPANK_SUCCESS;
         rc |= spank_setenv(sp, "OMPI_MCA_btl_tcp_if_include", rail, 1) != ESPANK_SUCCESS;
         /* A lane's messages (half a chunk, up to 1 MiB) go eagerly: a

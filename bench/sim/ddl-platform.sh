@@ -10,8 +10,8 @@
 # Rails: one host per (node, rail), each with its own NIC link (full duplex,
 # the rail's rate and latency) into that rail's switch: lane traffic of rail r
 # never meets rail s's.  A node's lanes take the rails in turn (GPU g's lane k
-# is lane l = g L + k, on rail l mod R, as the plugin's `rails=` places
-# them); with --fold K a simulated rank stands for lanes j, j + M, ...
+# is lane l = g L + k, on rail l mod R: as many lanes per rail as the
+# plugin's `rails=` puts there); with --fold K a simulated rank stands for lanes j, j + M, ...
 # (M = G L / K), so M must be a multiple of R.
 # Without --rack the switches are non-blocking; with --rack K, a two-level fat
 # tree: K nodes of one rail per leaf switch, and each leaf's uplinks to the

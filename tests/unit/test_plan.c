@@ -333,34 +333,40 @@ START_TEST(test_plugstack_args)
     ck_assert_int_eq(ddl_spank_policy_parse(1, rails_ok, &p, err, sizeof(err)), 0);
     ck_assert_int_eq(p.nrails, 3);
     ck_assert_str_eq(p.rails[1], "eth1.2");
-    /* Rails in turn over the node's lanes: 3 rails, 2 GPUs x 2 lanes. */
+    /* Rails in turn over the node's lanes, lane-major: 3 rails, 2 GPUs x 2 lanes. */
     ck_assert_str_eq(ddl_spank_rail_of(&p, 0, 0, 2), "rail0");
-    ck_assert_str_eq(ddl_spank_rail_of(&p, 0, 1, 2), "eth1.2");
-    ck_assert_str_eq(ddl_spank_rail_of(&p, 1, 0, 2), "ib_0");
+    ck_assert_str_eq(ddl_spank_rail_of(&p, 1, 0, 2), "eth1.2");
+    ck_assert_str_eq(ddl_spank_rail_of(&p, 0, 1, 2), "ib_0");
     ck_assert_str_eq(ddl_spank_rail_of(&p, 1, 1, 2), "rail0");
     char *rails_bad[] = {"rails=", "rails=a,,b", "rails=a,", "rails=e th0", "rails=$(x)"};
     for (int i = 0; i < 5; i++) {
         ddl_spank_policy_defaults(&p);
         ck_assert_msg(ddl_spank_policy_parse(1, &rails_bad[i], &p, err, sizeof(err)) == -1, "%s accepted", rails_bad[i]);
     }
-    /* Every rail carries the same number of lanes, and each GPU's lanes are
-     * spread, for any lanes per GPU: 8 rails with 8 GPUs x 1, 2, 4 or 8 lanes
-     * (lane k of every GPU on rail k mod 8 left rails idle below 8 lanes). */
+    /* Every rail carries the same number of lanes for any lanes per GPU, the
+     * owners are on different rails, and with 8 GPUs each GPU's lanes are on
+     * its own rail: 8 rails with 2, 4 or 8 GPUs x 1, 2, 4 or 8 lanes (lane k of
+     * every GPU on rail k mod 8 left rails idle below 8 lanes, and put every
+     * owner on the first). */
     char *eight[] = {"rails=r0,r1,r2,r3,r4,r5,r6,r7"};
     ddl_spank_policy_defaults(&p);
     ck_assert_int_eq(ddl_spank_policy_parse(1, eight, &p, err, sizeof(err)), 0);
-    for (int lanes = 1; lanes <= 8; lanes *= 2) {
-        int per_rail[8] = {0};
-        for (int g = 0; g < 8; g++)
-            for (int k = 0; k < lanes; k++) {
-                const char *r = ddl_spank_rail_of(&p, g, k, lanes);
-                per_rail[r[1] - '0']++;
-                for (int j = 0; j < k; j++) /* a GPU's lanes on different rails */
-                    ck_assert_str_ne(r, ddl_spank_rail_of(&p, g, j, lanes));
-            }
-        for (int r = 0; r < 8; r++)
-            ck_assert_msg(per_rail[r] == lanes, "%d lanes per GPU: rail %d carries %d lanes", lanes, r, per_rail[r]);
-    }
+    for (int gpus = 2; gpus <= 8; gpus *= 2)
+        for (int lanes = 1; lanes <= 8; lanes *= 2) {
+            int per_rail[8] = {0}, owner_rails = 0;
+            for (int g = 0; g < gpus; g++)
+                for (int k = 0; k < lanes; k++) {
+                    int r = ddl_spank_rail_of(&p, g, k, gpus)[1] - '0';
+                    owner_rails |= k == 0 ? 1 << r : 0;
+                    per_rail[r]++;
+                    if (gpus == 8)
+                        ck_assert_int_eq(r, g);
+                }
+            ck_assert_int_eq(__builtin_popcount((unsigned)owner_rails), gpus);
+            for (int r = 0; r < 8; r++)
+                ck_assert_msg(per_rail[r] == gpus * lanes / 8 || (gpus * lanes < 8 && per_rail[r] <= 1),
+                              "%d GPUs x %d lanes: rail %d carries %d lanes", gpus, lanes, r, per_rail[r]);
+        }
     ddl_spank_policy_defaults(&p);
     char *over[] = {"max_lanes=2", "default_lanes=4"};
     ck_assert_int_eq(ddl_spank_policy_parse(2, over, &p, err, sizeof(err)), -1);
