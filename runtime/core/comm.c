@@ -97,6 +97,7 @@ static void release(ddl_comm_t *c)
 {
     ddl_gpu_comm_release(c); /* before the staging buffers and the lane communicator go */
     free(c->bounce);
+    free(c->sig_scratch);
     for (int i = 0; i < DDL_NSCHED; i++) {
         ddl_sched_fini(&c->sched[i]);
         free(c->scratch[i]);

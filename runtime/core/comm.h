@@ -66,6 +66,7 @@ struct ddl_comm {
     ddl_call_t *call;            /* the running call (its request's state); NULL between calls */
     void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */
     size_t bounce_bytes;
+    void *sig_scratch;           /* the owners' signature exchange between nodes (ddl_sig_scratch_bytes) */
 
     uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
     uint32_t seq;                /* calls with count > 0 so far: the signature's call number */

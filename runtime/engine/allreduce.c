@@ -112,8 +112,9 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
  * the control block, which costs little: the MPI call after it finds every
  * owner there.  Between nodes a recursive doubling of point-to-point
  * messages carries them (ddl_sig_exchange_data), and with them the data of
- * messages up to DDL_SIG_DATA_BYTES (inline_data): then that exchange is the
- * whole call, its result in recvbuf. */
+ * messages up to DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online
+ * selection chose mpi/exchange (inline_data): then that exchange is the whole
+ * call, its result in recvbuf. */
 static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                            ddl_redop_t op, int inline_data, ddl_comm_t *c)
 {
@@ -134,8 +135,11 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
             st = ddl_error(st, "%s", ddl_last_error());
     } else {
         ddl_sig_exchange_t x;
+        if (!c->sig_scratch && !(c->sig_scratch = aligned_alloc(64, ddl_sig_scratch_bytes())))
+            return ddl_comm_fail(c, ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange"));
         st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, &sig, inline_data ? sendbuf : NULL,
-                                   inline_data ? recvbuf : NULL, c->set.timeout, &c->node.ctrl->abort_rank);
+                                   inline_data ? recvbuf : NULL, c->sig_scratch, c->set.timeout,
+                                   &c->node.ctrl->abort_rank);
         if (st == DDL_OK)
             st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank,
                                 (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");

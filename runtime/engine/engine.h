@@ -30,6 +30,8 @@ typedef struct {
     ddl_call_plan_t plan;   /* this call's algorithms and chunk (node.h); serve-mode helpers copy
                                their owner's */
     const struct ddl_candidate *cand; /* online selection: what this call runs (online.h); else NULL */
+    int exchange;           /* MPI path between nodes: the data rides in the owners' signature
+                               exchange up to DDL_SIG_EXCHANGE_BYTES (mpi/exchange), not 8 KiB */
     ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
 } ddl_call_t;
 

@@ -57,6 +57,8 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && !c->set.explore && c->set.algo != DDL_ALGO_MULTIRING,
         .chunks = c->set.chunk_size == 0,
         .drift = c->set.select_drift / 100.0,
+        .exchange_min = DDL_SIG_DATA_BYTES,
+        .exchange_max = DDL_SIG_EXCHANGE_BYTES,
     };
     ddl_online_init(&c->online, &job);
     /* Serve-mode helpers never see the MPI path's calls: the owners agree alone. */
@@ -76,9 +78,12 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char
 ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
 {
     c->call->cand = NULL;
+    c->call->exchange = 0;
     const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    if (band)
+    if (band) {
+        c->call->exchange = band->exchange;
         return (ddl_algo_id_t)band->algo;
+    }
     if (c->set.algo == DDL_ALGO_MPI) {
         announce(c, DDL_ALGO_MPI, bytes, "DDL_ALGO=mpi");
         return DDL_ALGO_MPI;
@@ -102,6 +107,7 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
         chunked = c->info.nnodes > 1 && bytes / (size_t)c->info.local_size > chunk;
     }
     c->call->cand = ddl_online_next(&c->online, bytes, chunked);
+    c->call->exchange = c->call->cand->exchange;
     return (ddl_algo_id_t)c->call->cand->algo;
 }
 

@@ -144,8 +144,13 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
 /* The owners' exchange on the MPI path: what travels. */
 typedef struct {
     int64_t ext[2 * DDL_SIG_FIELDS]; /* each field's maximum and the maximum of its negation */
-    _Alignas(64) unsigned char data[DDL_SIG_DATA_BYTES];
+    _Alignas(64) unsigned char data[DDL_SIG_EXCHANGE_BYTES];
 } sig_msg_t;
+
+size_t ddl_sig_scratch_bytes(void)
+{
+    return 2 * sizeof(sig_msg_t);
+}
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
 
@@ -197,13 +202,14 @@ static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len,
 }
 
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, double timeout, const _Atomic int32_t *abort)
+                                   const void *data, void *result, void *scratch, double timeout,
+                                   const _Atomic int32_t *abort)
 {
     x->world_rank = world_rank;
     x->comm = comm;
     x->active = 0;
     to_vector(s, x->mine);
-    sig_msg_t msgs[2], *mine = &msgs[0], *theirs = &msgs[1];
+    sig_msg_t *mine = scratch, *theirs = mine + 1;
     to_extremes(x->mine, mine->ext);
     size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
     if (data)

@@ -61,15 +61,22 @@ typedef struct {
  * nonblocking one costs more than the message), else in flight until
  * ddl_sig_finish. */
 ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking);
-/* The smallest messages between nodes travel with the owners' signatures. */
+/* The smallest messages between nodes travel with the owners' signatures;
+ * up to DDL_SIG_EXCHANGE_BYTES they may (online selection's mpi/exchange),
+ * where the recursive doubling with the data is measured against the
+ * signatures' round followed by the system MPI_Allreduce. */
 #define DDL_SIG_DATA_BYTES 8192
+#define DDL_SIG_EXCHANGE_BYTES 65536
+/* The scratch ddl_sig_exchange_data needs (the caller keeps it: too large
+ * for a thread's stack). */
+size_t ddl_sig_scratch_bytes(void);
 
 /* The MPI path between nodes, on the owners' communicator: the signature
  * exchange of ddl_sig_start as recursive doubling over point-to-point
  * messages (the extra ranks of a non-power-of-two count folded in first), each
  * carrying the signature's maximum and minimum so far and, when data is not
- * NULL, the call's data (s->count elements, at most DDL_SIG_DATA_BYTES bytes;
- * s says so with lane_algo 1).  The data is reduced with s->op, the lower
+ * NULL, the call's data (s->count elements, at most DDL_SIG_EXCHANGE_BYTES
+ * bytes; s says so with lane_algo 1).  The data is reduced with s->op, the lower
  * rank's operand first, only while every signature met so far is the same:
  * then all ranks hold the same bits, and the call needs no second allreduce.
  * Every receive is posted for the largest message, so ranks that called
@@ -78,7 +85,8 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
  * (DDL_REDOP_AVG: summed) is written to result only when every signature
  * agreed, which is when ddl_sig_finish returns DDL_OK. */
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, double timeout, const _Atomic int32_t *abort);
+                                   const void *data, void *result, void *scratch, double timeout,
+                                   const _Atomic int32_t *abort);
 
 /* Wait for it, at most `timeout` seconds, giving up when *abort becomes
  * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any

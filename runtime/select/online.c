@@ -32,12 +32,21 @@ static int rounds_for(int cls)
 
 static void add(ddl_online_class_t *k, int algo, int lane_algo, int chunk_shift)
 {
-    k->cand[k->ncand++] = (ddl_candidate_t){algo, lane_algo, chunk_shift};
+    k->cand[k->ncand++] = (ddl_candidate_t){algo, lane_algo, chunk_shift, 0};
+}
+
+/* Some of the class's sizes go past what the MPI path's exchange carries by
+ * default, and all of them fit in what it can carry. */
+static int exchange_class(const ddl_online_job_t *job, int cls)
+{
+    size_t top = ((size_t)2 << cls) - 1;
+    return job->nnodes > 1 && top > job->exchange_min && top <= job->exchange_max;
 }
 
 /* The candidates, always in this order (the agreement compares them by index):
  * the lanes with the model's choices (with a grid: the multiring, then each
- * lane algorithm when they are candidates too); the system MPI; half and
+ * lane algorithm when they are candidates too); the system MPI (and, for
+ * messages it could carry, the owners' exchange with the data); half and
  * twice the chunk. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
 {
@@ -57,6 +66,10 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
     }
     if (job->with_mpi)
         add(k, DDL_ALGO_MPI, 0, 0);
+    if (job->with_mpi && exchange_class(job, cls)) {
+        add(k, DDL_ALGO_MPI, 0, 0);
+        k->cand[k->ncand - 1].exchange = 1;
+    }
     if (job->chunks && several && chunked) {
         add(k, job->path, 0, -1);
         add(k, job->path, 0, 1);
@@ -159,7 +172,7 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
 void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len)
 {
     const ddl_candidate_t *c = &k->cand[cand];
-    int n = snprintf(buf, len, "%s", ddl_algo_names[c->algo]);
+    int n = snprintf(buf, len, "%s%s", ddl_algo_names[c->algo], c->exchange ? "/exchange" : "");
     if (c->lane_algo && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "/%s", ddl_inter_algo_names[c->lane_algo]);
     if (c->algo != DDL_ALGO_MPI && k->chunk[cand] && n >= 0 && (size_t)n < len)
@@ -181,7 +194,8 @@ const char *ddl_online_timings(const ddl_online_class_t *k, char *buf, size_t le
 static int same_choice(const ddl_online_class_t *a, const ddl_online_class_t *b)
 {
     const ddl_candidate_t *x = &a->cand[a->chosen], *y = &b->cand[b->chosen];
-    return x->algo == y->algo && x->lane_algo == y->lane_algo && a->chunk[a->chosen] == b->chunk[b->chosen];
+    return x->algo == y->algo && x->lane_algo == y->lane_algo && x->exchange == y->exchange &&
+           a->chunk[a->chosen] == b->chunk[b->chosen];
 }
 
 int ddl_online_write(const ddl_online_t *o, FILE *f)
@@ -200,8 +214,8 @@ int ddl_online_write(const ddl_online_t *o, FILE *f)
             j++;
         const ddl_candidate_t *c = &k->cand[k->chosen];
         char algo[32];
-        snprintf(algo, sizeof(algo), "%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
-                 c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "");
+        snprintf(algo, sizeof(algo), "%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
+                 c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->exchange ? "/exchange" : "");
         ddl_tuning_write_band(f, (size_t)1 << i, j >= DDL_ONLINE_CLASSES ? SIZE_MAX : (size_t)1 << j, algo,
                               c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);
         bands++;

@@ -29,6 +29,7 @@ typedef struct ddl_candidate {
     int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */
     int lane_algo;   /* ddl_inter_algo_id_t; AUTO: DDL_LANE_ALGO (the model per chunk when auto) */
     int chunk_shift; /* the chunk: the model's times 2^chunk_shift (-1, 0 or 1) */
+    int exchange;    /* MPI: the data rides in the owners' signature exchange (mpi/exchange) */
 } ddl_candidate_t;
 
 /* What the job lets the selection choose (the same on every rank). */
@@ -41,6 +42,10 @@ typedef struct {
     int chunks;        /* chunk sizes are candidates (DDL_CHUNK_SIZE=auto, several nodes) */
     double drift;      /* DDL_SELECT_DRIFT: re-explore when the time changes by more than this share */
     int rounds;        /* rounds of every candidate; 0: by size (more for small, noisy calls) */
+    /* Between nodes the MPI path carries messages up to exchange_min bytes in the
+     * owners' signature exchange, and can carry them up to exchange_max
+     * (mpi/exchange, a candidate of the classes between; 0: none). */
+    size_t exchange_min, exchange_max;
 } ddl_online_job_t;
 
 typedef enum { DDL_CLASS_NEW = 0, DDL_CLASS_EXPLORING, DDL_CLASS_DECIDED } ddl_class_state_t;

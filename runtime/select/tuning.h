@@ -6,6 +6,7 @@
  *     0-64K       mpi
  *     64K-16M     lane/ring  chunk=512K
  *     16M-inf     lane/rab   chunk=1M
+ *     8K-64K      mpi/exchange
  *     1M-inf      multiring  dims=ring,rd
  *     link 0      latency_us=48.5  mbytes_per_s=117.2
  *     reduce      mbytes_per_s=2650
@@ -33,6 +34,8 @@ typedef struct {
     size_t min, max;  /* max == SIZE_MAX: no upper end */
     int algo;         /* ddl_algo_id_t */
     int lane_algo;    /* ddl_inter_algo_id_t; AUTO when not given */
+    int exchange;     /* mpi/exchange: between nodes the data rides in the owners' signature
+                       * exchange (up to 64 KiB; larger sizes take MPI_Allreduce after it) */
     size_t chunk;     /* 0 when not given */
     int ndims;        /* dims= entries given (multiring); 0 when not given */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* [1..ndims]: ddl_dim_algo_t */

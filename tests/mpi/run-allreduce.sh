@@ -41,8 +41,15 @@ cat > "$tuning" <<'TUNING'
 64K-1M lane/ring chunk=8K
 2M-inf lane/rab chunk=16K
 TUNING
+# Every size on the MPI path with the data in the owners' exchange
+# (mpi/exchange): up to 64 KiB the exchange is the whole call, beyond it the
+# system MPI_Allreduce follows the signatures.
+exchange=$(mktemp)
+echo "0-inf mpi/exchange" > "$exchange"
 layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
 3 1 2 collective DDL_TUNING_FILE=$tuning
+2 2 1 collective DDL_TUNING_FILE=$exchange
+3 1 2 serve      DDL_TUNING_FILE=$exchange
 "
 while read -r nodes gpus lanes helpers extra; do
     [ -n "$nodes" ] || continue
@@ -52,6 +59,6 @@ while read -r nodes gpus lanes helpers extra; do
 DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')"
     run_layout "$prog" "$ranks" "$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra" $envs
 done <<< "$layouts"
-rm -f "$tuning"
+rm -f "$tuning" "$exchange"
 [ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
 finish

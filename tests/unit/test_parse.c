@@ -120,15 +120,17 @@ START_TEST(test_tuning_file)
 {
     ddl_tuning_t t;
     const char *err = ddl_last_error();
-    const char *ok = "# written by hand\n\n0-64K mpi\n64K-16M   lane/ring chunk=512K  # comment\n"
+    const char *ok = "# written by hand\n\n0-8K mpi\n8K-64K mpi/exchange\n64K-16M   lane/ring chunk=512K  # comment\n"
                      "16M-1G lane/rab\n2G-inf lane chunk=1M\n";
     ck_assert_msg(ddl_tuning_parse(ok, &t) == 0, "%s", err);
-    ck_assert_int_eq(t.nbands, 4);
-    ck_assert_uint_eq(t.bands[1].min, 65536);
-    ck_assert_uint_eq(t.bands[1].chunk, 512 * 1024);
-    ck_assert_int_eq(t.bands[2].lane_algo, 3); /* rab */
-    ck_assert_uint_eq(t.bands[3].max, SIZE_MAX);
+    ck_assert_int_eq(t.nbands, 5);
+    ck_assert(t.bands[1].algo == 1 && t.bands[1].exchange && !t.bands[0].exchange);
+    ck_assert_uint_eq(t.bands[2].min, 65536);
+    ck_assert_uint_eq(t.bands[2].chunk, 512 * 1024);
+    ck_assert_int_eq(t.bands[3].lane_algo, 3); /* rab */
+    ck_assert_uint_eq(t.bands[4].max, SIZE_MAX);
     ck_assert_int_eq(ddl_tuning_find(&t, 100)->algo, 1); /* mpi */
+    ck_assert_int_eq(ddl_tuning_find(&t, 10000)->exchange, 1);
     ck_assert_int_eq(ddl_tuning_find(&t, 65536)->lane_algo, 1);
     ck_assert_ptr_null(ddl_tuning_find(&t, (size_t)1 << 30)); /* the gap 1G-2G */
     ck_assert_ptr_nonnull(ddl_tuning_find(&t, (size_t)3 << 30));
@@ -138,6 +140,7 @@ START_TEST(test_tuning_file)
         {"0-64K mpi\n64K-1M lane/tree\n", "line 2: 'lane/tree' is not an algorithm"},
         {"0-64K fastest\n", "line 1: 'fastest' is not an algorithm"},
         {"0-64K mpi/ring\n", "line 1: 'mpi/ring' is not an algorithm"},
+        {"0-64K lane/exchange\n", "line 1: 'lane/exchange' is not an algorithm"},
         {"64K mpi\n", "line 1: '64K' is not a size range"},
         {"1M-64K mpi\n", "line 1: '1M-64K' is not a size range"},
         {"# a\n0-1M mpi\n512K-2M lane\n", "line 3: the band starts below the end of the previous one"},

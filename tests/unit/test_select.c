@@ -16,12 +16,19 @@
 
 #define RANKS 4
 
-static const ddl_online_job_t two_nodes = {
-    .nnodes = 2, .path = DDL_ALGO_LANE, .with_mpi = 1, .lane_algos = 1, .chunks = 1, .drift = 0.5};
+static const ddl_online_job_t two_nodes = {.nnodes = 2,
+                                           .path = DDL_ALGO_LANE,
+                                           .with_mpi = 1,
+                                           .lane_algos = 1,
+                                           .chunks = 1,
+                                           .drift = 0.5,
+                                           .exchange_min = 8192,
+                                           .exchange_max = 65536};
 
 static int same(const ddl_candidate_t *a, const ddl_candidate_t *b)
 {
-    return a->algo == b->algo && a->lane_algo == b->lane_algo && a->chunk_shift == b->chunk_shift;
+    return a->algo == b->algo && a->lane_algo == b->lane_algo && a->chunk_shift == b->chunk_shift &&
+           a->exchange == b->exchange;
 }
 
 /* A rank's time for candidate c: a cost per candidate and size that all ranks
@@ -121,6 +128,23 @@ START_TEST(test_candidates)
     ck_assert_int_eq(o.cls[20].ncand, 3);
     ck_assert_int_eq(o.cls[20].rounds, 3);
     ck_assert_int_eq(o.cls[20].cand[0].algo, DDL_ALGO_MULTIRING);
+
+    /* Between nodes, the classes of 8 KiB to 64 KiB - 1 (some of their sizes
+     * past what the MPI path's exchange carries by default, all within what it
+     * can carry) time the exchange with the data beside the system MPI. */
+    ddl_online_init(&o, &two_nodes);
+    for (int cls = 10; cls <= 17; cls++) {
+        ddl_online_next(&o, (size_t)1 << cls, 0);
+        k = &o.cls[cls];
+        int with = cls >= 13 && cls <= 15;
+        ck_assert_int_eq(k->ncand, 3 + with);
+        ck_assert(k->cand[2].algo == DDL_ALGO_MPI && !k->cand[2].exchange);
+        if (with)
+            ck_assert(k->cand[3].algo == DDL_ALGO_MPI && k->cand[3].exchange);
+    }
+    char name[64];
+    ddl_online_describe(&o.cls[14], 3, name, sizeof(name));
+    ck_assert_str_eq(name, "mpi/exchange");
 
     job = two_nodes;
     job.nnodes = 1; /* one node: the lanes or MPI, nothing else matters */
@@ -238,7 +262,7 @@ START_TEST(test_save_reload)
     unsigned seeds[RANKS] = {5, 6, 7, 8};
     for (int r = 0; r < RANKS; r++)
         ddl_online_init(&o[r], &two_nodes);
-    size_t sizes[] = {8, 16, 64, 8192, (size_t)4 << 20, (size_t)8 << 20, (size_t)64 << 20};
+    size_t sizes[] = {8, 16, 64, 8192, 16384, 32768, (size_t)4 << 20, (size_t)8 << 20, (size_t)64 << 20};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         decide(o, sizes[i], sizes[i] >= (1 << 18), seeds);
     char *text = NULL;
@@ -260,6 +284,7 @@ START_TEST(test_save_reload)
             ck_assert_ptr_nonnull(b);
             ck_assert_int_eq(b->algo, c->algo);
             ck_assert_int_eq(b->lane_algo, c->lane_algo);
+            ck_assert_int_eq(b->exchange, c->exchange);
             ck_assert_uint_eq(b->chunk, c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);
         }
     }
