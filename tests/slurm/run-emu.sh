@@ -3,7 +3,8 @@
 # Smoke run of the emulated multi-rail cluster (bench/emu-cluster.sh): 2 nodes in
 # network namespaces with 2 capped rails each; ddl-bench through srun
 # --ddl-lanes=2 must be right and must have sent over both rails of both nodes
-# (interface byte counters); tear-down leaves no namespace.
+# (interface byte counters), the owners of one GPU per node over the first
+# rail and of two over both; tear-down leaves no namespace.
 . "$(dirname "$0")/../mpi/lib.sh"
 emu=$top_srcdir/bench/emu-cluster.sh
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ] ||
@@ -50,6 +51,21 @@ for node in n1 n2; do
         pass "$node: lane 0 kept to rail0 ($r0 bytes on rail0, $r1 on rail1)"
     else
         fail "$node: lane 0 not kept to rail0 ($r0 bytes on rail0, $r1 on rail1)"
+    fi
+done
+# With 2 GPUs per node the owners take different rails (lane k of GPU g on rail
+# (k G + g) mod R): the MPI baseline over them uses both.
+before=$("$emu" counters)
+"$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=2 "$top_builddir/ddl-bench" -m mpi \
+    -b 4M -e 4M -n 3 -w 1 > /dev/null 2>&1
+after=$("$emu" counters)
+for node in n1 n2; do
+    r0=$(( $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$before") ))
+    r1=$(( $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$before") ))
+    if [ "$r0" -ge 2000000 ] && [ "$r1" -ge 2000000 ] && [ "$r1" -ge $((r0 / 3)) ] && [ "$r0" -ge $((r1 / 3)) ]; then
+        pass "$node: the owners of 2 GPUs on both rails ($r0 bytes on rail0, $r1 on rail1)"
+    else
+        fail "$node: the owners of 2 GPUs not spread over the rails ($r0 bytes on rail0, $r1 on rail1)"
     fi
 done
 # ddl-tune on the allocation (helpers run ddl-helper and follow the owners'
