@@ -61,8 +61,9 @@ static const ddl_param_t params[] = {
      "of the bytes, time the system MPI, each lane algorithm and three chunk sizes, and every rank agrees on the "
      "fastest; DDL_DEBUG=INFO prints each decision) or model (DDL_MPI_THRESHOLD and the cost model)"},
     {"DDL_SELECT_DRIFT", DDL_PARAM_INT, "50", NULL, 1, 1000, NULL, 0, SETTING(select_drift), 1, NULL, NULL,
-     "online selection: a size class whose time has changed by more than this many percent since its "
-     "decision is timed again (checked every 50 ms or so of its calls)"},
+     "online selection: a size class whose time has grown by more than this many percent since its "
+     "decision is timed again (checked every 50 ms or so of its calls; one that became faster by as much "
+     "keeps its choice, with the new time as reference)"},
     {"DDL_TUNING_SAVE", DDL_PARAM_STRING, "", NULL, 0, 0, NULL, 0, NO_FIELD, 0, NULL, NULL,
      "online selection: rank 0 writes the decisions to this file as tuning-file bands, after each one; "
      "DDL_TUNING_FILE reads it back"},

@@ -59,6 +59,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .drift = c->set.select_drift / 100.0,
         .exchange_min = DDL_SIG_DATA_BYTES,
         .exchange_max = DDL_SIG_EXCHANGE_BYTES,
+        .mpi_first = c->helper_mode == DDL_HELPERS_SERVE || c->info.lanes == 1,
     };
     ddl_online_init(&c->online, &job);
     /* Serve-mode helpers never see the MPI path's calls: the owners agree alone. */
@@ -295,13 +296,13 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, size_t bytes, double seconds, ddl_
         log_decision(c, cls);
         if (c->save_path[0])
             save(c);
-    } else if (out == DDL_ONLINE_DRIFTED) {
+    } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {
         char range[64], chosen[64];
         class_range(cls, range, sizeof(range));
         ddl_online_describe(&c->online.cls[cls], c->online.cls[cls].chosen, chosen, sizeof(chosen));
         DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s now takes %.1f us against %.1f us when chosen "
-                 "(DDL_SELECT_DRIFT=%d%%): timing the candidates again", range, chosen, v[0] * 1e6, before * 1e6,
-                 c->set.select_drift);
+                 "(DDL_SELECT_DRIFT=%d%%): %s", range, chosen, v[0] * 1e6, before * 1e6, c->set.select_drift,
+                 out == DDL_ONLINE_DRIFTED ? "timing the candidates again" : "kept, with the new time as its reference");
     }
     return DDL_OK;
 }

@@ -7,8 +7,9 @@
  * times of each candidate, and all ranks take the candidate with the least
  * agreed time: the same numbers everywhere, so the same choice everywhere.  Later calls
  * of the class run the choice; about every DDL_ONLINE_CHECK_SECONDS of its calls
- * the ranks agree on its recent time, and a class whose time drifted by more
- * than DDL_SELECT_DRIFT is explored again.
+ * the ranks agree on its recent time, and a class whose time grew by more
+ * than DDL_SELECT_DRIFT is explored again (one that became faster keeps its
+ * choice, with the new time as the reference).
  *
  * This file is the bookkeeping only, without MPI: the caller times the calls,
  * runs the agreement when ddl_online_observe asks for one, and hands back the
@@ -46,6 +47,11 @@ typedef struct {
      * owners' signature exchange, and can carry them up to exchange_max
      * (mpi/exchange, a candidate of the classes between; 0: none). */
     size_t exchange_min, exchange_max;
+    /* Time the MPI path's candidates first (visiting order, online.c): where
+     * every caller is an owner (serve mode), so that the MPI path checks every
+     * caller's arguments.  In collective mode a class's first call takes the
+     * lanes, whose check covers the helpers' arguments too. */
+    int mpi_first;
 } ddl_online_job_t;
 
 typedef enum { DDL_CLASS_NEW = 0, DDL_CLASS_EXPLORING, DDL_CLASS_DECIDED } ddl_class_state_t;
@@ -72,7 +78,7 @@ typedef struct {
 } ddl_online_t;
 
 /* What ddl_online_settle found. */
-typedef enum { DDL_ONLINE_DECIDED = 1, DDL_ONLINE_STEADY, DDL_ONLINE_DRIFTED } ddl_online_outcome_t;
+typedef enum { DDL_ONLINE_DECIDED = 1, DDL_ONLINE_STEADY, DDL_ONLINE_DRIFTED, DDL_ONLINE_FASTER } ddl_online_outcome_t;
 
 int ddl_online_class_of(size_t bytes);
 void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job);

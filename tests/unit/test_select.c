@@ -145,6 +145,31 @@ START_TEST(test_candidates)
     char name[64];
     ddl_online_describe(&o.cls[14], 3, name, sizeof(name));
     ck_assert_str_eq(name, "mpi/exchange");
+    /* The order of the exploring calls: the MPI path's candidates first, all
+     * rounds of each in a row (a lane call just before would leave the helpers
+     * spinning into them), then the lane algorithms in turn. */
+    job = two_nodes;
+    job.mpi_first = 1;
+    ddl_online_init(&o, &job);
+    k = &o.cls[14];
+    double v[DDL_ONLINE_MAX_CANDIDATES];
+    for (int call = 0; call < 20; call++) {
+        const ddl_candidate_t *c = ddl_online_next(&o, 1 << 14, 0);
+        if (call < 10)
+            ck_assert(c->algo == DDL_ALGO_MPI && c->exchange == (call >= 5));
+        else
+            ck_assert(c->algo == DDL_ALGO_LANE && c->lane_algo == (call % 2 ? DDL_INTER_RD : DDL_INTER_RING));
+        ck_assert_int_eq(ddl_online_observe(&o, 1 << 14, 1e-6 * (call + 1), 0, v), call == 19 ? 4 : 0);
+    }
+    /* Each candidate's best round: the first of its block, or of its turns. */
+    ck_assert(v[2] == 1e-6 && v[3] == 6e-6 && v[0] == 11e-6 && v[1] == 12e-6);
+    /* Without mpi_first (collective mode: the lanes' first call checks the
+     * helpers' arguments too) every candidate in turn, the lanes first. */
+    ddl_online_init(&o, &two_nodes);
+    for (int call = 0; call < 4; call++) {
+        ck_assert_int_eq(ddl_online_next(&o, 1 << 14, 0)->algo, call < 2 ? DDL_ALGO_LANE : DDL_ALGO_MPI);
+        ddl_online_observe(&o, 1 << 14, 1e-6, 0, v);
+    }
 
     job = two_nodes;
     job.nnodes = 1; /* one node: the lanes or MPI, nothing else matters */
@@ -158,7 +183,6 @@ START_TEST(test_candidates)
     const ddl_candidate_t *c = ddl_online_next(&o, 1 << 20, 1);
     ck_assert_int_eq(o.cls[20].state, DDL_CLASS_DECIDED);
     ck_assert_int_eq(c->algo, DDL_ALGO_LANE);
-    double v[DDL_ONLINE_MAX_CANDIDATES];
     for (int i = 0; i < 1000; i++) {
         ck_assert(!ddl_online_wants_time(&o, 1 << 20));
         ck_assert_int_eq(ddl_online_observe(&o, 1 << 20, -1, 0, v), 0); /* never an agreement */
@@ -248,11 +272,23 @@ START_TEST(test_drift)
     ck_assert_int_eq(k->explorations, 2);
     for (int r = 1; r < RANKS; r++)
         ddl_online_next(&o[r], bytes, 1);
-    /* Faster by more than the drift also counts (something changed). */
+    /* Faster by more than the drift: the choice stays, its new time becomes
+     * the reference (a reference timed on a busy host would otherwise make
+     * every check explore again), and the calls between checks grow with it;
+     * then slower than the new reference explores again. */
     decide(o, bytes, 1, seeds);
     window = k->window;
+    int chosen = k->chosen;
+    double reference = k->reference;
     for (long i = 0; i < window; i++)
-        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, 0.4), i == window - 1 ? DDL_ONLINE_DRIFTED : 0);
+        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, 0.4), i == window - 1 ? DDL_ONLINE_FASTER : 0);
+    ck_assert_int_eq(k->state, DDL_CLASS_DECIDED);
+    ck_assert_int_eq(k->chosen, chosen);
+    ck_assert_double_lt(k->reference, reference * 0.5);
+    ck_assert_int_ge(k->window, window * 2);
+    window = k->window;
+    for (long i = 0; i < window; i++)
+        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, 1), i == window - 1 ? DDL_ONLINE_DRIFTED : 0);
 }
 END_TEST
 
