@@ -115,10 +115,12 @@ static int local_peer_dead(const ddl_node_t *n, int *who)
 
 typedef int (*ready_fn_t)(const ddl_node_t *n, const void *arg);
 
-/* Wait until ready(); fail on abort, on a dead local peer, or at the deadline
- * (deadline <= 0: none).  Spin `spins` checks first (short waits), then sleep.
+/* Wait until ready(); fail on abort, on a dead local peer, or `timeout`
+ * seconds after the spinning (timeout <= 0: never).  Spin `spins` checks
+ * first (short waits), then sleep.  The clock is first read after the spin:
+ * a small call on one node waits here once, and the read was a tenth of it.
  * describe() writes what is still missing. */
-static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void *arg, double deadline, int spins,
+static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void *arg, double timeout, int spins,
                                void (*describe)(const ddl_node_t *, const void *, char *, size_t),
                                const char *what)
 {
@@ -128,6 +130,7 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
             return DDL_OK;
         cpu_relax();
     }
+    double deadline = timeout > 0 ? ddl_now() + timeout : 0;
     char missing[256];
     for (;;) {
         uint32_t seq = atomic_load(&ctrl->wake_seq);
@@ -188,7 +191,7 @@ ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what)
     uint32_t target = ++n->epoch;
     atomic_store_explicit(&n->ctrl->slots[n->local_rank].epoch, target, memory_order_release);
     wake_all(n->ctrl);
-    return wait_until(n, barrier_ready, &target, ddl_now() + n->timeout, SPIN_CHECKS, barrier_describe, what);
+    return wait_until(n, barrier_ready, &target, n->timeout, SPIN_CHECKS, barrier_describe, what);
 }
 
 void ddl_node_ring(ddl_node_t *n)
@@ -303,7 +306,7 @@ ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_
     atomic_store_explicit(&me->box[seq & 1].seq, seq, memory_order_release);
     wake_all(n->ctrl);
     struct owners_arg a = {lanes, gpus, seq};
-    return wait_until(n, owners_ready, &a, ddl_now() + n->timeout, SPIN_CHECKS, owners_describe,
+    return wait_until(n, owners_ready, &a, n->timeout, SPIN_CHECKS, owners_describe,
                       "small allreduce: waiting for the node's owners");
 }
 
