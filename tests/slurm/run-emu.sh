@@ -25,28 +25,35 @@ if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 G
 else
     fail "ddl-bench on the emulated cluster"; echo "$out" | tail -10
 fi
+# sent NODE [RAIL]: the bytes NODE sent over RAIL (over every rail without one)
+# between the counters in $before and $after.
+sent() {
+    local sum='$1 == n && (r == "" || $2 == r) {s += $4} END {print s + 0}'
+    echo $(( $(awk -v n="$1" -v r="${2:-}" "$sum" <<< "$after") - $(awk -v n="$1" -v r="${2:-}" "$sum" <<< "$before") ))
+}
 # Each rail of each node carried at least 2 MB of the run, and neither rail all of it.
-while read -r node rail _ bytes; do
-    old=$(awk -v n="$node" -v r="$rail" '$1 == n && $2 == r {print $4}' <<< "$before")
-    sent=$((bytes - old))
-    total=$(awk -v n="$node" '$1 == n {s += $4} END {print s}' <<< "$after")
-    total_before=$(awk -v n="$node" '$1 == n {s += $4} END {print s}' <<< "$before")
-    share=$((100 * sent / (total - total_before + 1)))
-    if [ "$sent" -ge 2000000 ] && [ "$share" -ge 25 ]; then
-        pass "$node $rail sent $sent bytes ($share% of the node's)"
+while read -r node rail _; do
+    bytes=$(sent "$node" "$rail")
+    share=$((100 * bytes / ($(sent "$node") + 1)))
+    if [ "$bytes" -ge 2000000 ] && [ "$share" -ge 25 ]; then
+        pass "$node $rail sent $bytes bytes ($share% of the node's)"
     else
-        fail "$node $rail sent $sent bytes ($share% of the node's): the lanes do not use every rail"
+        fail "$node $rail sent $bytes bytes ($share% of the node's): the lanes do not use every rail"
     fi
 done <<< "$after"
-# The owners alone (the MPI baseline over lane 0): pinned to rail 0, so rail 1
-# stays nearly idle; Open MPI left to itself would stripe over both.
-before=$("$emu" counters)
-"$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" -m mpi \
-    -b 4M -e 4M -n 3 -w 1 > /dev/null 2>&1
-after=$("$emu" counters)
+# owners_mpi GPUS: the MPI baseline over the owners (4 MiB) with GPUS GPUs per
+# node and 2 lanes, between two readings of the counters.
+owners_mpi() {
+    before=$("$emu" counters)
+    "$emu" run timeout 300 srun -N2 --gpus-per-node="$1" --ddl-lanes=2 "$top_builddir/ddl-bench" -m mpi \
+        -b 4M -e 4M -n 3 -w 1 > /dev/null 2>&1
+    after=$("$emu" counters)
+}
+# One GPU per node: its owner is pinned to rail 0, so rail 1 stays nearly
+# idle; Open MPI left to itself would stripe over both.
+owners_mpi 1
 for node in n1 n2; do
-    r0=$(( $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$before") ))
-    r1=$(( $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$before") ))
+    r0=$(sent $node rail0) r1=$(sent $node rail1)
     if [ "$r0" -ge 4000000 ] && [ "$r1" -le $((r0 / 20)) ]; then
         pass "$node: lane 0 kept to rail0 ($r0 bytes on rail0, $r1 on rail1)"
     else
@@ -55,13 +62,9 @@ for node in n1 n2; do
 done
 # With 2 GPUs per node the owners take different rails (lane k of GPU g on rail
 # (k G + g) mod R): the MPI baseline over them uses both.
-before=$("$emu" counters)
-"$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=2 "$top_builddir/ddl-bench" -m mpi \
-    -b 4M -e 4M -n 3 -w 1 > /dev/null 2>&1
-after=$("$emu" counters)
+owners_mpi 2
 for node in n1 n2; do
-    r0=$(( $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail0" {print $4}' <<< "$before") ))
-    r1=$(( $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$after") - $(awk -v n=$node '$1 == n && $2 == "rail1" {print $4}' <<< "$before") ))
+    r0=$(sent $node rail0) r1=$(sent $node rail1)
     if [ "$r0" -ge 2000000 ] && [ "$r1" -ge 2000000 ] && [ "$r1" -ge $((r0 / 3)) ] && [ "$r0" -ge $((r1 / 3)) ]; then
         pass "$node: the owners of 2 GPUs on both rails ($r0 bytes on rail0, $r1 on rail1)"
     else
