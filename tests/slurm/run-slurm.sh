@@ -131,11 +131,19 @@ expect_reject() {
     fi
 }
 
+# A node cleans up after the step srun saw end (epilog, cgroups): it may show
+# "comp" for a moment, on a loaded machine for seconds.  What must not stay is
+# a drained or down node, or a job; so wait up to 30 s for idle, then judge.
 node_usable() {
-    local states
-    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
-    [ "$states" = "idle " ] && pass "$1: nodes idle, not drained" || fail "$1: node states: $states"
-    [ -z "$(squeue -h)" ] && pass "$1: no job left" || fail "$1: jobs left: $(squeue -h)"
+    local states jobs deadline=$((SECONDS + 30))
+    while :; do
+        states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
+        jobs=$(squeue -h)
+        { [ "$states" = "idle " ] && [ -z "$jobs" ]; } || [ $SECONDS -ge $deadline ] && break
+        sleep 0.5
+    done
+    [ "$states" = "idle " ] && pass "$1: nodes idle, not drained" || fail "$1: node states after 30 s: $states"
+    [ -z "$jobs" ] && pass "$1: no job left" || fail "$1: jobs left after 30 s: $jobs"
 }
 
 mpi_test() { # NODES GPUS LANES MODE [PROGRAM: allreduce (default) or iallreduce]
