@@ -53,11 +53,10 @@ typedef struct {
     size_t esize;
 } exchange_t;
 
-static ddl_status_t wait_for(const exchange_t *e, int peer, MPI_Request *req, MPI_Status *status, int n, double start)
+static ddl_status_t wait_for(const exchange_t *e, int peer, MPI_Request *req, MPI_Status *status, int n)
 {
     ddl_mpi_wait_t w = {req, status, n};
-    double left = e->timeout - (ddl_now() - start);
-    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, left > 0 ? left : 0, e->abort);
+    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, e->timeout, e->abort);
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "ddl_allreduce: the owner of rank %d in the owners' communicator did not take part in "
                          "this call within %.1f s (DDL_TIMEOUT): it may have stopped calling, or called with a "
@@ -73,10 +72,10 @@ static ddl_status_t wait_for(const exchange_t *e, int peer, MPI_Request *req, MP
  * (either may be NULL), within the deadline; *got: the data bytes received.
  * The first pieces go both ways first, then the rest: a receiver learns from
  * the first how much follows, so it takes exactly what was sent, and neither
- * side waits for a piece the other has not yet asked for. */
+ * side waits for a piece the other has not yet asked for.  Each of the two
+ * waits has the whole timeout. */
 static ddl_status_t swap(const exchange_t *e, int peer, sig_msg_t *send, size_t bytes, sig_msg_t *recv, size_t *got)
 {
-    double start = ddl_now();
     MPI_Request req[2 * MAX_PIECES];
     MPI_Status status[2];
     int n = 2, first = 0;
@@ -91,7 +90,7 @@ static ddl_status_t swap(const exchange_t *e, int peer, sig_msg_t *send, size_t 
     }
     if (!ok)
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
-    ddl_status_t st = wait_for(e, peer, req, status, 2, start);
+    ddl_status_t st = wait_for(e, peer, req, status, 2);
     if (st != DDL_OK)
         return st;
     *got = 0;
@@ -114,7 +113,7 @@ static ddl_status_t swap(const exchange_t *e, int peer, sig_msg_t *send, size_t 
     }
     if (!ok)
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
-    if (n > 2 && (st = wait_for(e, peer, req + 2, MPI_STATUSES_IGNORE, n - 2, start)) != DDL_OK)
+    if (n > 2 && (st = wait_for(e, peer, req + 2, MPI_STATUSES_IGNORE, n - 2)) != DDL_OK)
         return st;
     *got = total;
     return DDL_OK;
