@@ -110,11 +110,11 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
  * signatures before the system MPI sees buffers of different sizes or types
  * (which it may reduce without a word, or abort on).  On one node they meet in
  * the control block, which costs little: the MPI call after it finds every
- * owner there.  Between nodes point-to-point messages on a hypercube carry
- * them (ddl_sig_exchange_data), and with them the data of messages up to
- * DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online selection chose
- * mpi/exchange (inline_data): then that exchange is the whole call, its result
- * in recvbuf. */
+ * owner there.  Between nodes a recursive doubling of point-to-point
+ * messages carries them (ddl_sig_exchange_data), and with them the data of
+ * messages up to DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online
+ * selection chose mpi/exchange (inline_data): then that exchange is the whole
+ * call, its result in recvbuf. */
 static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                            ddl_redop_t op, int inline_data, ddl_comm_t *c)
 {

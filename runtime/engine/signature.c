@@ -102,16 +102,21 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     return DDL_OK;
 }
 
-void ddl_sig_to_extremes(const ddl_sig_t *s, int64_t *mine, int64_t *ext)
+/* The fields of a signature vector (to_vector). */
+enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_INLINE = 4, F_BAD = 7 };
+
+/* A rank's signature as (v, -v): one maximum over the ranks gives every
+ * field's maximum and minimum. */
+static void to_extremes(const int64_t *mine, int64_t *ext)
 {
-    to_vector(s, mine);
     for (int i = 0; i < DDL_SIG_FIELDS; i++) {
         ext[i] = mine[i];
         ext[DDL_SIG_FIELDS + i] = -mine[i];
     }
 }
 
-int ddl_sig_one(const int64_t *ext)
+/* Every rank combined into ext sent this one signature: maximum == minimum. */
+static int one_signature(const int64_t *ext)
 {
     for (int i = 0; i < DDL_SIG_FIELDS; i++)
         if (ext[i] != -ext[DDL_SIG_FIELDS + i])
@@ -122,7 +127,8 @@ int ddl_sig_one(const int64_t *ext)
 ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking)
 {
     x->world_rank = world_rank;
-    ddl_sig_to_extremes(s, x->mine, x->ext);
+    to_vector(s, x->mine);
+    to_extremes(x->mine, x->ext);
     x->comm = comm;
     x->active = 0;
     int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm)
@@ -133,6 +139,112 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
         x->req = MPI_REQUEST_NULL; /* MPI_Test of a null request completes at once */
     x->active = 1;
     return DDL_OK;
+}
+
+/* The owners' exchange on the MPI path: what travels. */
+typedef struct {
+    int64_t ext[2 * DDL_SIG_FIELDS]; /* each field's maximum and the maximum of its negation */
+    _Alignas(64) unsigned char data[DDL_SIG_EXCHANGE_BYTES];
+} sig_msg_t;
+
+size_t ddl_sig_scratch_bytes(void)
+{
+    return 2 * sizeof(sig_msg_t);
+}
+
+#define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
+
+/* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
+ * (either may be NULL), within the deadline; *got: the bytes received. */
+static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
+                         double timeout, const _Atomic int32_t *abort)
+{
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status status[2];
+    if ((recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &req[0]) != MPI_SUCCESS) ||
+        (send && MPI_Isend(send, send_len, MPI_BYTE, peer, SIG_TAG, comm, &req[1]) != MPI_SUCCESS))
+        return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
+    ddl_mpi_wait_t w = {req, status, 2};
+    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "ddl_allreduce: the owner of rank %d in the owners' communicator did not take part in "
+                         "this call within %.1f s (DDL_TIMEOUT): it may have stopped calling, or called with a "
+                         "count that takes another path", peer, timeout);
+    if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
+        return st;
+    if (st != DDL_OK)
+        return ddl_error(st, "ddl_allreduce: the owners' signature exchange failed in MPI");
+    *got = 0;
+    if (recv)
+        MPI_Get_count(&status[0], MPI_BYTE, got);
+    return DDL_OK;
+}
+
+/* theirs into mine: fieldwise maxima; the data reduced only while both hold
+ * one and the same signature that carries data, the lower rank's first. */
+static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
+{
+    const int64_t *h = mine->ext;
+    int reduce = h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
+                 memcmp(mine->ext, theirs->ext, sizeof(mine->ext)) == 0;
+    size_t esize = reduce ? ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) : 0;
+    /* Equal to this rank's own signature, which its checks passed: the type,
+     * op and count are valid.  The length is checked all the same. */
+    if (reduce && (size_t)their_len >= sizeof(mine->ext) + (size_t)h[F_COUNT] * esize) {
+        ddl_reduce_fn_t fn = ddl_reduce_fn((ddl_dtype_t)h[F_DTYPE], (ddl_redop_t)h[F_OP]);
+        if (me_first)
+            fn(mine->data, mine->data, theirs->data, (size_t)h[F_COUNT]);
+        else
+            fn(mine->data, theirs->data, mine->data, (size_t)h[F_COUNT]);
+    }
+    for (int i = 0; i < 2 * DDL_SIG_FIELDS; i++)
+        mine->ext[i] = theirs->ext[i] > mine->ext[i] ? theirs->ext[i] : mine->ext[i];
+}
+
+ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
+                                   const void *data, void *result, void *scratch, double timeout,
+                                   const _Atomic int32_t *abort)
+{
+    x->world_rank = world_rank;
+    x->comm = comm;
+    x->active = 0;
+    to_vector(s, x->mine);
+    sig_msg_t *mine = scratch, *theirs = mine + 1;
+    to_extremes(x->mine, mine->ext);
+    size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
+    if (data)
+        memcpy(mine->data, data, bytes);
+    int len = (int)(sizeof(mine->ext) + bytes), got = 0, size, rank;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    int core = 1;
+    while (core * 2 <= size)
+        core *= 2;
+    ddl_status_t st = DDL_OK;
+    if (rank >= core) { /* an extra rank: in through its partner, and the result back */
+        st = swap(comm, rank - core, mine, len, NULL, &got, timeout, abort);
+        if (st == DDL_OK)
+            st = swap(comm, rank - core, NULL, 0, mine, &got, timeout, abort);
+    } else {
+        if (rank + core < size && (st = swap(comm, rank + core, NULL, 0, theirs, &got, timeout, abort)) == DDL_OK)
+            combine_msg(mine, theirs, got, 1);
+        for (int mask = 1; mask < core && st == DDL_OK; mask <<= 1) {
+            int peer = rank ^ mask;
+            if ((st = swap(comm, peer, mine, len, theirs, &got, timeout, abort)) == DDL_OK)
+                combine_msg(mine, theirs, got, rank < peer);
+        }
+        if (st == DDL_OK && rank + core < size)
+            st = swap(comm, rank + core, mine, len, NULL, &got, timeout, abort);
+    }
+    if (st == DDL_OK) {
+        memcpy(x->ext, mine->ext, sizeof(x->ext));
+        /* Only when every signature agreed: a mismatch writes nothing. */
+        if (result && bytes && one_signature(mine->ext) && mine->ext[F_BAD] == 0)
+            memcpy(result, mine->data, bytes);
+        x->req = MPI_REQUEST_NULL;
+        x->active = 1;
+    }
+    return st;
 }
 
 /* Which two ranks differ, and how: every rank of comm knows there is a
@@ -152,7 +264,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     int a = 0, b = -1;
     int why = 0;
     for (int r = 0; r < size && b < 0; r++)
-        if ((why = (int)all[r * W + DDL_SIG_F_BAD]) != 0) /* it said so itself, and its message says more */
+        if ((why = (int)all[r * W + F_BAD]) != 0) /* it said so itself, and its message says more */
             a = b = r;
     for (int r = 1; r < size && b < 0; r++)
         if (memcmp(&all[r * W], all, sizeof(x->mine)) != 0)
@@ -193,7 +305,7 @@ ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic
         return st;
     if (st != DDL_OK)
         return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
-    if (!ddl_sig_one(x->ext) || x->ext[DDL_SIG_F_BAD] != 0)
+    if (!one_signature(x->ext) || x->ext[F_BAD] != 0)
         return name_mismatch(x, hosts, where);
     return DDL_OK;
 }

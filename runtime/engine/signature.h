@@ -61,40 +61,31 @@ typedef struct {
  * nonblocking one costs more than the message), else in flight until
  * ddl_sig_finish. */
 ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking);
-/* A signature as a vector (mine) and as (v, -v) (ext): one maximum over the
- * ranks gives every field's maximum and minimum. */
-void ddl_sig_to_extremes(const ddl_sig_t *s, int64_t *mine, int64_t *ext);
-/* Every rank combined into ext sent this one signature: maximum == minimum. */
-int ddl_sig_one(const int64_t *ext);
-/* Fields of the vector. */
-enum { DDL_SIG_F_COUNT = 0, DDL_SIG_F_DTYPE = 1, DDL_SIG_F_OP = 2, DDL_SIG_F_INLINE = 4, DDL_SIG_F_BAD = 7 };
-
 /* The smallest messages between nodes travel with the owners' signatures;
  * up to DDL_SIG_EXCHANGE_BYTES they may (online selection's mpi/exchange),
- * where the exchange with the data is measured against the signatures' round
- * followed by the system MPI_Allreduce.  Up to DDL_SIG_DOUBLING_BYTES the
- * exchange is a recursive doubling with the whole message at each step;
- * above, a reduce-scatter by recursive halving and an allgather by recursive
- * doubling, which send halves, quarters, ... (Rabenseifner's allreduce). */
+ * where the recursive doubling with the data is measured against the
+ * signatures' round followed by the system MPI_Allreduce. */
 #define DDL_SIG_DATA_BYTES 8192
-#define DDL_SIG_DOUBLING_BYTES 65536
-#define DDL_SIG_EXCHANGE_BYTES (1u << 20)
+/* 63 KiB: with the signatures and the transport's own header a message stays
+ * within the 64 KiB that Open MPI's TCP transport sends at once; a longer one
+ * waits a round trip for the receiver's answer (measured on the emulated
+ * 2 x 2 x 2 cluster: the exchange of 32 KiB took 108 us, of 64 KiB 555 us). */
+#define DDL_SIG_EXCHANGE_BYTES (63 * 1024)
 /* The scratch ddl_sig_exchange_data needs (the caller keeps it: too large
  * for a thread's stack). */
 size_t ddl_sig_scratch_bytes(void);
 
 /* The MPI path between nodes, on the owners' communicator: the signature
- * exchange of ddl_sig_start as point-to-point messages over a hypercube (the
- * extra ranks of a non-power-of-two count folded in first), each carrying the
- * signature's maximum and minimum so far and, when data is not NULL, the
- * call's data or a part of it (s->count elements, at most
- * DDL_SIG_EXCHANGE_BYTES bytes; s says so with lane_algo 1).  The data is
- * reduced with s->op, the lower rank's operand first, only while every
- * signature met so far is the same: then all ranks hold the same bits, and
- * the call needs no second allreduce.  Every receive is posted for the
- * largest message any rank may send, so ranks that called differently still
- * match; every wait has the deadline.  On DDL_OK it is done, and
- * ddl_sig_finish (which returns at once) compares; the reduced data
+ * exchange of ddl_sig_start as recursive doubling over point-to-point
+ * messages (the extra ranks of a non-power-of-two count folded in first), each
+ * carrying the signature's maximum and minimum so far and, when data is not
+ * NULL, the call's data (s->count elements, at most DDL_SIG_EXCHANGE_BYTES
+ * bytes; s says so with lane_algo 1).  The data is reduced with s->op, the lower
+ * rank's operand first, only while every signature met so far is the same:
+ * then all ranks hold the same bits, and the call needs no second allreduce.
+ * Every receive is posted for the largest message, so ranks that called
+ * differently still match; every wait has the deadline.  On DDL_OK it is
+ * done, and ddl_sig_finish (which returns at once) compares; the reduced data
  * (DDL_REDOP_AVG: summed) is written to result only when every signature
  * agreed, which is when ddl_sig_finish returns DDL_OK. */
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,

@@ -36,11 +36,12 @@ static void add(ddl_online_class_t *k, int algo, int lane_algo, int chunk_shift)
 }
 
 /* Some of the class's sizes go past what the MPI path's exchange carries by
- * default, and all of them fit in what it can carry. */
+ * default, and its smallest fits in what it can carry (larger ones of the
+ * class, if any, take the MPI path's other way when the exchange is chosen). */
 static int exchange_class(const ddl_online_job_t *job, int cls)
 {
-    size_t top = ((size_t)2 << cls) - 1;
-    return job->nnodes > 1 && top > job->exchange_min && top <= job->exchange_max;
+    size_t bottom = (size_t)1 << cls, top = ((size_t)2 << cls) - 1;
+    return job->nnodes > 1 && top > job->exchange_min && bottom <= job->exchange_max;
 }
 
 /* The candidates, always in this order (the agreement compares them by index):

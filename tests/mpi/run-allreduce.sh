@@ -42,10 +42,8 @@ cat > "$tuning" <<'TUNING'
 2M-inf lane/rab chunk=16K
 TUNING
 # Every size on the MPI path with the data in the owners' exchange
-# (mpi/exchange): up to 64 KiB the exchange is a recursive doubling, up to 1 MiB
-# a recursive halving and doubling (65537 elements: uneven halves; 3 owners:
-# one folded in whole), beyond it the system MPI_Allreduce follows the
-# signatures.
+# (mpi/exchange): up to 63 KiB the exchange is the whole call, beyond it the
+# system MPI_Allreduce follows the signatures.
 exchange=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange"
 layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning

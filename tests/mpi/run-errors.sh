@@ -19,11 +19,11 @@ fi
 # their data inside the signature exchange (online selection would time the
 # lanes first).
 exchange=$(mktemp)
-echo "0-inf mpi/exchange" > "$exchange" # mismatched calls of up to 1 MiB inside the owners' exchange (halving above 64 KiB)
+echo "0-inf mpi/exchange" > "$exchange" # mismatched calls of up to 63 KiB inside the owners' exchange
 for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" \
-        "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange:DDL_TEST_EXCHANGE=1"; do
+        "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange"; do
     set -- $layout
-    if env DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE ${5:+${5//:/ }} timeout 120 \
+    if env DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE ${5:-} timeout 120 \
             $MPIRUN -n $4 "$top_builddir/tests/mpi/ddl-test-mismatch" < /dev/null; then
         pass "mismatched count, type and op return DDL_ERR_MISMATCH and write nothing (lanes $1, $2, node size $3, $4 ranks${5:+, $5})"
     else

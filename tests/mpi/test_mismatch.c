@@ -119,14 +119,6 @@ int main(int argc, char **argv)
                    SMALL - 1, DDL_DTYPE_F32, DDL_REDOP_SUM);
         mismatched("small type", comm, send, recv, next, bytes, odd_owner, SMALL, DDL_DTYPE_F32, DDL_REDOP_SUM, SMALL,
                    DDL_DTYPE_I32, DDL_REDOP_SUM);
-        /* With every size inside the owners' exchange (DDL_TEST_EXCHANGE=1, a
-         * tuning file "0-inf mpi/exchange"): one owner's message goes whole at
-         * each step (32 KiB), the others' in halves (128 KiB); all must stop
-         * together, and the sums after it must be right.  The first owner:
-         * the extra ones of a non-power-of-two count send it whole anyway. */
-        if (getenv("DDL_TEST_EXCHANGE"))
-            mismatched("whole against halves", comm, send, recv, next, bytes, 0, 32768, DDL_DTYPE_F32,
-                       DDL_REDOP_SUM, 8192, DDL_DTYPE_F32, DDL_REDOP_SUM);
         correct_sum(comm, send, recv);
         ddl_free(comm, next);
         ddl_free(comm, recv);

@@ -11,6 +11,7 @@
 
 #include "algo.h"
 #include "online.h"
+#include "signature.h"
 #include "tuning.h"
 #include "unit.h"
 
@@ -22,8 +23,8 @@ static const ddl_online_job_t two_nodes = {.nnodes = 2,
                                            .lane_algos = 1,
                                            .chunks = 1,
                                            .drift = 0.5,
-                                           .exchange_min = 8192,
-                                           .exchange_max = 65536};
+                                           .exchange_min = DDL_SIG_DATA_BYTES,
+                                           .exchange_max = DDL_SIG_EXCHANGE_BYTES};
 
 static int same(const ddl_candidate_t *a, const ddl_candidate_t *b)
 {
@@ -130,8 +131,9 @@ START_TEST(test_candidates)
     ck_assert_int_eq(o.cls[20].cand[0].algo, DDL_ALGO_MULTIRING);
 
     /* Between nodes, the classes of 8 KiB to 64 KiB - 1 (some of their sizes
-     * past what the MPI path's exchange carries by default, all within what it
-     * can carry) time the exchange with the data beside the system MPI. */
+     * past what the MPI path's exchange carries by default, their smallest
+     * within what it can carry: 63 KiB) time the exchange with the data beside
+     * the system MPI. */
     ddl_online_init(&o, &two_nodes);
     for (int cls = 10; cls <= 17; cls++) {
         ddl_online_next(&o, (size_t)1 << cls, 0);
