@@ -31,6 +31,7 @@ typedef enum { AVERAGE_RANK0, AVERAGE_MEAN, AVERAGE_MIN, AVERAGE_MAX } average_t
 typedef struct {
     bench_sweep_t sweep;
     long warmup;
+    int settle; /* -w not given: the warm-up goes on while the size's choice is not settled */
     int check, shared, force;
     average_t average;
     mode_t_ mode;
@@ -49,6 +50,7 @@ typedef struct {
     double oop_us, ip_us, mpi_us;
     double floor_us; /* one node: the memory floor, 0 otherwise */
     long oop_wrong, ip_wrong;
+    char choice[48]; /* ddl_comm_choice after the out-of-place calls; "" with -m mpi */
 } row_t;
 
 static const char *const dtype_names[] = {"float", "double", "half", "bfloat16", "int8", "uint8",
@@ -64,7 +66,8 @@ static void usage(FILE *f)
             "  -e, --maxbytes BYTES      largest size (default 64M)\n"
             "  -f, --stepfactor FACTOR   size multiplier between steps (default 2)\n"
             "  -n, --iters ITERS         timed iterations per size (default 20)\n"
-            "  -w, --warmup_iters ITERS  warm-up iterations per size (default 5)\n"
+            "  -w, --warmup_iters ITERS  warm-up iterations per size (default: 5, then more while online\n"
+            "                            selection is still timing candidates for the size)\n"
             "  -c, --check 0|1           check results against an independent reference (default 1)\n"
             "  -d, --datatype TYPE       float (default), double, half, bfloat16, int8, uint8, int32, uint32,\n"
             "                            int64, uint64, or all\n"
@@ -94,7 +97,7 @@ static int parse_list(const char *arg, const char *const *names, int count, int 
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20}, .warmup = 5, .check = 1,
+    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20}, .warmup = 5, .settle = 1, .check = 1,
                   .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1, .nops = 1,
                   .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
@@ -111,7 +114,10 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         int bad = 0;
         switch (bench_sweep_option(c, optarg, &o->sweep, &bad) ? 0 : c) {
         case 0: break; /* a sweep option */
-        case 'w': bad = ddl_parse_long(optarg, 0, 1 << 24, &o->warmup); break;
+        case 'w':
+            bad = ddl_parse_long(optarg, 0, 1 << 24, &o->warmup);
+            o->settle = 0; /* exactly as many as asked */
+            break;
         case 'c': bad = ddl_parse_long(optarg, 0, 1, &v); o->check = (int)v; break;
         case 'a': bad = ddl_parse_long(optarg, 0, 3, &v); o->average = (average_t)v; break;
         case 'd':
@@ -256,47 +262,70 @@ static void combine(const bench_t *b, const opts_t *o, double *v, int n)
     memcpy(v, out, sizeof(double) * (size_t)n);
 }
 
+/* Online selection times candidates in a size's first calls: unless -w was
+ * given, the warm-up goes on, untimed, until the size's choice is settled, at
+ * most this many calls past the 5 (every rank settles after the same call:
+ * the decision is agreed). */
+#define WARMUP_WHILE_EXPLORING 1000
+
+static int choice_settled(const bench_t *b, size_t bytes)
+{
+    char name[64];
+    return ddl_comm_choice(b->comm, bytes, name, sizeof(name)) != 0;
+}
+
+/* One ddl call and, with the baseline, one MPI_Allreduce; odd rounds run the
+ * baseline first, so that neither goes first always.  t: ddl's start and end,
+ * MPI's start and end. */
+static void one_round(bench_t *b, const opts_t *o, size_t count, int inplace, const MPI_Datatype *mt,
+                      const MPI_Op *mo, long it, double *t, int *err)
+{
+    t[0] = t[1] = t[2] = t[3] = 0;
+    int owner = b->info.role == DDL_ROLE_OWNER, mpi_slot = (int)(it & 1);
+    for (int k = 0; k < 2; k++) {
+        if (k == mpi_slot) {
+            if (!mt)
+                continue;
+            MPI_Barrier(b->owners);
+            t[2] = MPI_Wtime();
+            MPI_Allreduce(inplace ? MPI_IN_PLACE : b->send, b->recv, (int)count, *mt, *mo, b->owners);
+            t[3] = MPI_Wtime();
+            continue;
+        }
+        if (owner)
+            MPI_Barrier(b->owners);
+        t[0] = MPI_Wtime();
+        ddl_status_t st = call_ddl(b, o, count, inplace);
+        t[1] = MPI_Wtime();
+        if (st != DDL_OK && !*err) {
+            fprintf(stderr, "ddl-bench: rank %d: ddl_allreduce: %s: %s\n", b->info.rank, ddl_status_string(st),
+                    ddl_last_error());
+            *err = 1;
+        }
+    }
+}
+
 /* The owners' medians of per-call times in microseconds, combined (-a), for ddl (and,
  * when mpi_us is given, for the MPI baseline in the same loop: the two calls
  * alternate, so that both see the same machine). */
 static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace, double *mpi_us, int *err)
 {
-    size_t iters = (size_t)o->sweep.iters;
-    long total = o->warmup + o->sweep.iters;
-    double *ddl_t = calloc(iters, sizeof(double)), *mpi_t = calloc(iters, sizeof(double));
+    size_t iters = (size_t)o->sweep.iters, bytes = count * ddl_dtype_size(o->dtype);
+    double *ddl_t = calloc(iters, sizeof(double)), *mpi_t = calloc(iters, sizeof(double)), t[4];
     int owner = b->info.role == DDL_ROLE_OWNER;
     MPI_Datatype mt = MPI_BYTE;
     MPI_Op mo = MPI_OP_NULL;
     int with_mpi = mpi_us && owner && mpi_baseline_args(o->dtype, o->op, &mt, &mo) == 0;
-    for (long it = 0; it < total; it++) {
-        double t[4] = {0, 0, 0, 0};
-        /* Odd iterations run the baseline first: neither goes first always. */
-        int mpi_slot = (int)(it & 1);
-        for (int k = 0; k < 2; k++) {
-            if (k == mpi_slot) {
-                if (!with_mpi)
-                    continue;
-                MPI_Barrier(b->owners);
-                t[2] = MPI_Wtime();
-                MPI_Allreduce(inplace ? MPI_IN_PLACE : b->send, b->recv, (int)count, mt, mo, b->owners);
-                t[3] = MPI_Wtime();
-                continue;
-            }
-            if (owner)
-                MPI_Barrier(b->owners);
-            t[0] = MPI_Wtime();
-            ddl_status_t st = call_ddl(b, o, count, inplace);
-            t[1] = MPI_Wtime();
-            if (st != DDL_OK && !*err) {
-                fprintf(stderr, "ddl-bench: rank %d: ddl_allreduce: %s: %s\n", b->info.rank, ddl_status_string(st),
-                        ddl_last_error());
-                *err = 1;
-            }
-        }
-        if (it >= o->warmup) {
-            ddl_t[it - o->warmup] = t[1] - t[0];
-            mpi_t[it - o->warmup] = t[3] - t[2];
-        }
+    const MPI_Datatype *pmt = with_mpi ? &mt : NULL;
+    long it = 0;
+    for (; it < o->warmup; it++)
+        one_round(b, o, count, inplace, pmt, &mo, it, t, err);
+    for (long extra = 0; o->settle && extra < WARMUP_WHILE_EXPLORING && !choice_settled(b, bytes); extra++, it++)
+        one_round(b, o, count, inplace, pmt, &mo, it, t, err);
+    for (size_t k = 0; k < iters; k++, it++) {
+        one_round(b, o, count, inplace, pmt, &mo, it, t, err);
+        ddl_t[k] = t[1] - t[0];
+        mpi_t[k] = t[3] - t[2];
     }
     double med[2] = {bench_median(ddl_t, iters) * 1e6, bench_median(mpi_t, iters) * 1e6};
     if (owner)
@@ -373,6 +402,7 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
          * the same result into recv, and the check below runs ddl once more. */
         fill(b, o, count, 0, seed);
         row->oop_us = time_calls(b, o, count, 0, o->mode == MODE_BOTH ? &row->mpi_us : NULL, err);
+        ddl_comm_choice(b->comm, row->bytes, row->choice, sizeof(row->choice));
         if (owner)
             ddl_ref_poison(b->recv, count * ddl_dtype_size(o->dtype));
         if (call_ddl(b, o, count, 0) != DDL_OK)
@@ -422,8 +452,9 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
            DDL_VERSION_STRING, b->info.nnodes, b->info.gpus_per_node, b->info.lanes, b->info.size,
            b->serve ? "serve" : "collective", o->shared ? "shared (ddl_malloc)" : "staged (malloc)",
            algo ? algo : "auto");
-    printf("# minBytes %zu maxBytes %zu step: %ld(factor) warmup iters: %ld iters: %ld validation: %d\n",
-           o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->warmup, o->sweep.iters, o->check);
+    printf("# minBytes %zu maxBytes %zu step: %ld(factor) warmup iters: %ld%s iters: %ld validation: %d\n",
+           o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->warmup,
+           o->settle ? " (then until the choice is settled)" : "", o->sweep.iters, o->check);
     printf("#\n# Using devices (owners; each GPU's %d lane(s) run on its node)\n", b->info.lanes);
     for (int r = 0; r < b->info.owner_size; r++)
         printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
@@ -435,8 +466,9 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
                "owners' summed memcpy bandwidth of that size, copying at once) over the out-of-place time\n",
                b->info.gpus_per_node);
     printf("#%79s%32s\n", "out-of-place", "in-place");
-    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s %5s\n", "size", "count", "type", "redop",
-           "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "mpi_time", "speedup", "mem%");
+    printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s %5s  %s\n", "size", "count", "type",
+           "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "mpi_time", "speedup",
+           "mem%", "choice");
     printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s %5s\n", "(B)", "(elements)", "", "", "",
            "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "", "");
 }
@@ -489,9 +521,10 @@ static void print_row(const row_t *r, int n)
     else
         printf("%7s ", "-");
     if (r->floor_us > 0 && r->oop_us > 0)
-        printf("%5.0f\n", 100.0 * r->floor_us / r->oop_us);
+        printf("%5.0f", 100.0 * r->floor_us / r->oop_us);
     else
-        printf("%5s\n", "-");
+        printf("%5s", "-");
+    printf("  %s\n", r->choice[0] ? r->choice : "-");
 }
 
 static void json_string(FILE *f, const char *s)
@@ -549,8 +582,9 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
                "\"helpers\": \"%s\", \"buffers\": \"%s\"},\n", b->info.nnodes, b->info.gpus_per_node, b->info.lanes,
             b->info.size, n, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged");
     fprintf(f, "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %ld, \"iters\": %ld, "
-               "\"warmup_iters\": %ld, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n", o->sweep.min_bytes,
-            o->sweep.max_bytes, o->sweep.factor, o->sweep.iters, o->warmup, o->check, (int)o->average,
+               "\"warmup_iters\": %ld, \"warmup_until_settled\": %s, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n",
+            o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->sweep.iters, o->warmup,
+            o->settle ? "true" : "false", o->check, (int)o->average,
             mode_names[o->mode]);
     fputs("  \"hosts\": [", f);
     for (int r = 0, first = 1; r < n; r++) {
@@ -609,9 +643,14 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
         else
             fputs(", \"speedup\": null", f);
         if (r->floor_us > 0 && r->oop_us > 0)
-            fprintf(f, ", \"mem_floor_pct\": %.1f}", 100.0 * r->floor_us / r->oop_us);
+            fprintf(f, ", \"mem_floor_pct\": %.1f, \"choice\": ", 100.0 * r->floor_us / r->oop_us);
         else
-            fputs(", \"mem_floor_pct\": null}", f);
+            fputs(", \"mem_floor_pct\": null, \"choice\": ", f);
+        if (r->choice[0])
+            json_string(f, r->choice);
+        else
+            fputs("null", f);
+        fputc('}', f);
         fputs(i + 1 < nrows ? ",\n" : "\n", f);
     }
     fprintf(f, "  ],\n  \"wrong\": %ld,\n  \"avg_bus_bandwidth\": %.6g\n}\n", wrong, avg_busbw);

@@ -209,6 +209,15 @@ int ddl_comm_phases(const ddl_comm_t *comm, ddl_phase_stats_t *phases, int max);
 /* Resets both the traffic and the phase counters. */
 void ddl_comm_stats_reset(ddl_comm_t *comm);
 
+/* How ddl_allreduce moves a message of `bytes` bytes on this communicator, as
+ * a tuning file names it ("mpi", "mpi/exchange", "lane/ring chunk=64K",
+ * "multiring chunk=128K", ...), into buf.  Returns 1 when that is settled (a
+ * tuning-file band, a fixed rule, or online selection's decision), 0 while
+ * online selection is still timing candidates for the size (the next calls
+ * explore; buf says "exploring"), or a negative status.  Every rank gets the
+ * same answer after the same calls. */
+int ddl_comm_choice(const ddl_comm_t *comm, size_t bytes, char *buf, size_t len);
+
 /* The library's version ("0.1.0"): DDL_VERSION_STRING of the libddl that runs,
  * which may differ from the headers a program was built with. */
 const char *ddl_version(void);

@@ -112,6 +112,39 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
     return (ddl_algo_id_t)c->call->cand->algo;
 }
 
+/* What ddl_select_algo would answer for `bytes`, without a call: the same
+ * order of rules. */
+int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
+{
+    if (!ddl_comm_is_live(c) || !buf || len == 0)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_choice: %s", !ddl_comm_is_live(c) ? "not a live "
+                         "communicator (destroyed, or never created)" : "no buffer for the answer");
+    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    if (band) {
+        ddl_candidate_t as = {band->algo, band->lane_algo, 0, band->exchange};
+        int n = ddl_candidate_name(&as, buf, len);
+        if (band->chunk && n >= 0 && (size_t)n < len)
+            snprintf(buf + n, len - (size_t)n, " chunk=%zuK", band->chunk >> 10);
+        return 1;
+    }
+    if (c->set.algo == DDL_ALGO_MPI || bytes < c->set.mpi_threshold) {
+        snprintf(buf, len, "%s", ddl_algo_names[DDL_ALGO_MPI]);
+        return 1;
+    }
+    if (!ddl_select_online(c)) {
+        int algo = c->set.algo != DDL_ALGO_AUTO ? c->set.algo : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
+        snprintf(buf, len, "%s", ddl_algo_names[algo]);
+        return 1;
+    }
+    const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(bytes)];
+    if (k->state != DDL_CLASS_DECIDED) {
+        snprintf(buf, len, "exploring");
+        return 0;
+    }
+    ddl_online_describe(k, k->chosen, buf, len);
+    return 1;
+}
+
 int ddl_select_wants_time(const ddl_comm_t *c, size_t bytes)
 {
     return c->call->cand && ddl_online_wants_time(&c->online, bytes);

@@ -213,7 +213,7 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
 
 /* The candidate as a tuning file's band names it: "mpi", "mpi/exchange",
  * "lane/ring", "multiring" ...; returns snprintf's count. */
-static int candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
+int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
 {
     return snprintf(buf, len, "%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
                     c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->exchange ? "/exchange" : "");
@@ -222,7 +222,7 @@ static int candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
 void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len)
 {
     const ddl_candidate_t *c = &k->cand[cand];
-    int n = candidate_name(c, buf, len);
+    int n = ddl_candidate_name(c, buf, len);
     if (c->algo != DDL_ALGO_MPI && k->chunk[cand] && n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " chunk=%zuK", k->chunk[cand] >> 10);
 }
@@ -262,7 +262,7 @@ int ddl_online_write(const ddl_online_t *o, FILE *f)
             j++;
         const ddl_candidate_t *c = &k->cand[k->chosen];
         char algo[32];
-        candidate_name(c, algo, sizeof(algo));
+        ddl_candidate_name(c, algo, sizeof(algo));
         ddl_tuning_write_band(f, (size_t)1 << i, j >= DDL_ONLINE_CLASSES ? SIZE_MAX : (size_t)1 << j, algo,
                               c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);
         bands++;

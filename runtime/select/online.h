@@ -99,6 +99,9 @@ int ddl_online_wants_time(const ddl_online_t *o, size_t bytes);
 int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v);
 /* With the agreed numbers of the last observe: the decision, or the drift check's outcome. */
 ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed);
+/* A candidate's name as a tuning file's band gives it: "mpi", "mpi/exchange",
+ * "lane/ring", "lane"; snprintf's return. */
+int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len);
 /* "mpi", "lane/ring", "lane chunk=128K", "multiring chunk=1M" ... */
 void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len);
 /* A decided class's agreed times, "mpi 12.3 us, lane/ring 10.1 us, ...";

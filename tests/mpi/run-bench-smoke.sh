@@ -4,7 +4,7 @@
 # values, a JSON file that parses, and a non-zero exit on bad options.
 . "$(dirname "$0")/lib.sh"
 dir=$(mktemp -d)
-if DDL_NODE_SIZE=2 DDL_LANES=1 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 8 -e 4M -f 16 -n 3 -w 1 \
+if DDL_NODE_SIZE=2 DDL_LANES=1 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 8 -e 4M -f 16 -n 3 \
     -d half -J "$dir/out.json" > "$dir/out.txt" 2>&1; then
     pass "ddl-bench half sum, 2 nodes x 2 GPUs"
 else
@@ -12,7 +12,8 @@ else
 fi
 cat "$dir/out.txt"
 grep -q '^# Out of bounds values : 0 OK' "$dir/out.txt" && pass "no wrong values" || fail "wrong values reported"
-grep -q 'time.*algbw.*busbw.*#wrong.*mpi_time.*speedup' "$dir/out.txt" && pass "nccl-tests columns" || fail "header"
+grep -q 'time.*algbw.*busbw.*#wrong.*mpi_time.*speedup.*choice' "$dir/out.txt" && pass "nccl-tests columns, and the choice" ||
+    fail "header"
 rows=$(grep -c '^ ' "$dir/out.txt")
 [ "$rows" -eq 5 ] && pass "5 sizes (8 B to 4 MiB by 16)" || fail "$rows rows, expected 5"
 # The JSON: nccl-tests' nesting, null for what was not measured, where and when.
@@ -21,6 +22,7 @@ check_json() { # FILE ROWS MODE
 import json, sys
 path, rows, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 d = json.load(open(path))
+settled = d["options"]["warmup_until_settled"]
 assert d["benchmark"] == "ddl-bench" and d["timestamp"].endswith("Z") and d["command"][0].endswith("ddl-bench")
 assert d["layout"] == {"nodes": 2, "gpus_per_node": 2, "lanes": 1, "ranks": 4, "owners": 4,
                        "helpers": "collective", "buffers": "shared"}, d["layout"]
@@ -33,6 +35,9 @@ for r in d["results"]:
         assert r[key] is None or (r[key]["wrong"] == 0 and r[key]["time"] > 0 and r[key]["busbw"] >= 0)
     assert (r["mpi"] is None) == (mode == "ddl" or (r["type"] in ("half", "bfloat16") and r["redop"] not in ("sum", "avg"))), r
     assert (r["speedup"] is None) == (r["mpi"] is None or r["out_of_place"] is None)
+    # Without -w the warm-up goes on until the size's choice is settled (5
+    # calls are fewer than online selection times), so none is exploring.
+    assert (r["choice"] is None) == (mode == "mpi") and not (settled and r["choice"] == "exploring"), r
 assert d["wrong"] == 0
 PY
 }

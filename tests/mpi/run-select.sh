@@ -75,6 +75,30 @@ PY
     else
         fail "$what: the saved decisions do not read back"; cat "$save"; grep -i "online\|band\|error" "$dir/reload.log" | head
     fi
+    # ddl-bench's choice column (ddl_comm_choice): read back, the band of the
+    # file that holds the size.
+    if /usr/bin/python3 - "$save" "$dir/reload.log" $nsizes <<'PY'
+import sys
+save, reload_log, nsizes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+bands = []
+for line in open(save):
+    head, _, rest = line.strip().partition(" ")
+    lo, dash, hi = head.partition("-")
+    if dash and lo.isdigit():
+        bands.append((int(lo), float("inf") if hi == "inf" else int(hi), rest))
+def choices(path):
+    rows = [l.split() for l in open(path) if l.startswith("  ") and l.split()[0].isdigit()]
+    return [(int(r[0]), " ".join(r[16:])) for r in rows]
+for size, choice in choices(reload_log):
+    want = [text for lo, hi, text in bands if lo <= size < hi]
+    assert want and choice == want[0], (size, choice, want)
+assert len(choices(reload_log)) == 5 * nsizes
+PY
+    then
+        pass "$what: read back, ddl-bench's choice column names each size's band"
+    else
+        fail "$what: the choice column"; grep "^  " "$dir/reload.log" | head -3
+    fi
 done
 
 # ddl-tune, the offline form: the same selection ahead of the job, in both

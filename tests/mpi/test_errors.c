@@ -39,6 +39,24 @@ int main(int argc, char **argv)
         EXPECT(ddl_allreduce(NULL, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "sendbuf is NULL");
     }
     EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL), DDL_ERR_INVALID_ARG, "not a live");
+    char choice[64];
+    EXPECT((ddl_status_t)ddl_comm_choice(NULL, 8, choice, sizeof(choice)), DDL_ERR_INVALID_ARG, "not a live");
+    EXPECT((ddl_status_t)ddl_comm_choice(comm, 8, NULL, 0), DDL_ERR_INVALID_ARG, "no buffer");
+    /* DDL_SELECT=model: fixed rules, settled before any call; on one node the
+     * small sizes take the MPI path, the large ones the lanes. */
+    const char *select = getenv("DDL_SELECT");
+    if (select && !strcmp(select, "model") && info.nnodes == 1) {
+        int small = ddl_comm_choice(comm, 8, choice, sizeof(choice));
+        if (small != 1 || strcmp(choice, "mpi") != 0) {
+            fprintf(stderr, "FAIL: ddl_comm_choice of 8 bytes: %d, '%s', expected 1, 'mpi'\n", small, choice);
+            failures++;
+        }
+        int large = ddl_comm_choice(comm, (size_t)64 << 20, choice, sizeof(choice));
+        if (large != 1 || strcmp(choice, "lane") != 0) {
+            fprintf(stderr, "FAIL: ddl_comm_choice of 64 MiB: %d, '%s', expected 1, 'lane'\n", large, choice);
+            failures++;
+        }
+    }
     /* 2^62 floats are 2^64 bytes: refused at once, not wrapped into a small count. */
     EXPECT(ddl_allreduce(buf, buf, (int64_t)1 << 62, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
            "more bytes than a buffer can hold");
