@@ -35,7 +35,7 @@ typedef struct {
     int algo;         /* ddl_algo_id_t */
     int lane_algo;    /* ddl_inter_algo_id_t; AUTO when not given */
     int exchange;     /* mpi/exchange: between nodes the data rides in the owners' signature
-                       * exchange (up to 64 KiB; larger sizes take MPI_Allreduce after it) */
+                       * exchange (up to 63 KiB; larger sizes take MPI_Allreduce after it) */
     size_t chunk;     /* 0 when not given */
     int ndims;        /* dims= entries given (multiring); 0 when not given */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* [1..ndims]: ddl_dim_algo_t */
