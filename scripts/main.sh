@@ -23,7 +23,7 @@ timeout 900 srun -N2 --gpus-per-node=2 --ddl-lanes=2 ./ddl-tune -b 4K -e 16M -f 
 grep -v '^#' "$DDL_CLUSTER_DIR/tuning.conf"
 echo
 echo "== DDL_TUNING_FILE=tuning.conf srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench   (2 nodes x 2 GPUs x 2 lanes, f32 sum)"
-DDL_TUNING_FILE=$DDL_CLUSTER_DIR/tuning.conf timeout 900 srun -N2 --gpus-per-node=2 --ddl-lanes=2 ./ddl-bench -b 8 -e 64M -f 8 -n 10 -w 3
+DDL_TUNING_FILE=$DDL_CLUSTER_DIR/tuning.conf timeout 900 srun -N2 --gpus-per-node=2 --ddl-lanes=2 ./ddl-bench -b 8 -e 64M -f 8 -n 10
 echo
 echo "== mpirun -n 2 ddl-bench   (1 node x 2 GPUs x 1 lane, f32 sum)"
-timeout 900 mpirun --oversubscribe --bind-to none -n 2 ./ddl-bench -b 8 -e 64M -f 8 -n 10 -w 3 < /dev/null
+timeout 900 mpirun --oversubscribe --bind-to none -n 2 ./ddl-bench -b 8 -e 64M -f 8 -n 10 < /dev/null
