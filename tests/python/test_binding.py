@@ -68,6 +68,19 @@ for dtype in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch
     if comm.is_owner:
         check(bool((t.double() == owners * (owners + 1) / 2).all()), f"torch {dtype} sum")
 
+# choice(): a size class never called (1 KiB to 2 KiB - 1: the sizes above
+# are outside it) is still to be explored; calls settle it, after the same
+# call on every rank (the loop ends together).
+small = np.ones(300, dtype=np.float32)
+name, settled = comm.choice(small.nbytes)
+check((name, settled) == ("exploring", False), f"choice of a size never called: {name!r}, {settled}")
+for calls in range(500):
+    name, settled = comm.choice(small.nbytes)
+    if settled:
+        break
+    comm.allreduce(small)
+check(settled and name not in ("", "exploring") and calls > 0, f"choice after {calls} calls: {name!r}, {settled}")
+
 # Nonblocking: several requests in flight, waited for out of order, against
 # the same reference; the result buffers poisoned first.
 n = 70001
