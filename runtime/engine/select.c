@@ -40,6 +40,14 @@ static ddl_status_t check_save_path(ddl_comm_t *c)
     return DDL_OK;
 }
 
+/* The lanes' path when nothing else chooses: DDL_ALGO, else the multiring
+ * with a grid, else the lane algorithm. */
+static ddl_algo_id_t lanes_path(const ddl_comm_t *c)
+{
+    return c->set.algo != DDL_ALGO_AUTO ? (ddl_algo_id_t)c->set.algo
+         : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
+}
+
 ddl_status_t ddl_select_init(ddl_comm_t *c)
 {
     int threshold_given = c->set.mpi_threshold != DDL_THRESHOLD_AUTO;
@@ -51,7 +59,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         c->set.mpi_threshold = 0; /* the online selection times the MPI path itself */
     ddl_online_job_t job = {
         .nnodes = c->info.nnodes,
-        .path = c->set.algo != DDL_ALGO_AUTO ? c->set.algo : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
+        .path = lanes_path(c),
         .with_mpi = c->set.algo == DDL_ALGO_AUTO && !threshold_given,
         /* DDL_EXPLORE times the lane algorithms per chunk itself. */
         .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && !c->set.explore && c->set.algo != DDL_ALGO_MULTIRING,
@@ -67,6 +75,30 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
     return check_save_path(c);
 }
 
+/* The rules before online selection, in their order: a tuning-file band for
+ * the size, DDL_ALGO=mpi, below DDL_MPI_THRESHOLD, and with DDL_SELECT=model
+ * the lanes' path.  1 with *algo (*band: the band, or NULL; *why: the rule,
+ * NULL for a band) when one of them decides; 0 when online selection does. */
+static int fixed_rule(const ddl_comm_t *c, size_t bytes, const ddl_band_t **band, ddl_algo_id_t *algo,
+                      const char **why)
+{
+    *why = NULL;
+    if ((*band = ddl_tuning_find(&c->set.tuning, bytes)) != NULL) {
+        *algo = (ddl_algo_id_t)(*band)->algo;
+        return 1;
+    }
+    *algo = DDL_ALGO_MPI;
+    if (c->set.algo == DDL_ALGO_MPI)
+        *why = "DDL_ALGO=mpi";
+    else if (bytes < c->set.mpi_threshold)
+        *why = "below DDL_MPI_THRESHOLD";
+    else if (!ddl_select_online(c)) {
+        *algo = lanes_path(c);
+        *why = c->set.algo != DDL_ALGO_AUTO ? "DDL_ALGO" : "at or above DDL_MPI_THRESHOLD (DDL_SELECT=model)";
+    }
+    return *why != NULL;
+}
+
 /* At INFO, rank 0 says once per algorithm why a fixed rule chose it. */
 static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char *why)
 {
@@ -80,24 +112,14 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
 {
     c->call->cand = NULL;
     c->call->exchange = 0;
-    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    if (band) {
-        c->call->exchange = band->exchange;
-        return (ddl_algo_id_t)band->algo;
-    }
-    if (c->set.algo == DDL_ALGO_MPI) {
-        announce(c, DDL_ALGO_MPI, bytes, "DDL_ALGO=mpi");
-        return DDL_ALGO_MPI;
-    }
-    if (bytes < c->set.mpi_threshold) {
-        announce(c, DDL_ALGO_MPI, bytes, "below DDL_MPI_THRESHOLD");
-        return DDL_ALGO_MPI;
-    }
-    if (!ddl_select_online(c)) {
-        ddl_algo_id_t algo = c->set.algo != DDL_ALGO_AUTO ? (ddl_algo_id_t)c->set.algo
-                           : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
-        announce(c, algo, bytes, c->set.algo != DDL_ALGO_AUTO ? "DDL_ALGO" : "at or above DDL_MPI_THRESHOLD "
-                 "(DDL_SELECT=model)");
+    const ddl_band_t *band;
+    ddl_algo_id_t algo;
+    const char *why;
+    if (fixed_rule(c, bytes, &band, &algo, &why)) {
+        if (band)
+            c->call->exchange = band->exchange;
+        else
+            announce(c, algo, bytes, why);
         return algo;
     }
     /* Whether chunk sizes are candidates matters only when a class starts
@@ -112,28 +134,18 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
     return (ddl_algo_id_t)c->call->cand->algo;
 }
 
-/* What ddl_select_algo would answer for `bytes`, without a call: the same
- * order of rules. */
+/* What ddl_select_algo would answer for `bytes`, without a call. */
 int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
 {
     if (!ddl_comm_is_live(c) || !buf || len == 0)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_choice: %s", !ddl_comm_is_live(c) ? "not a live "
                          "communicator (destroyed, or never created)" : "no buffer for the answer");
-    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    if (band) {
-        ddl_candidate_t as = {band->algo, band->lane_algo, 0, band->exchange};
-        int n = ddl_candidate_name(&as, buf, len);
-        if (band->chunk && n >= 0 && (size_t)n < len)
-            snprintf(buf + n, len - (size_t)n, " chunk=%zuK", band->chunk >> 10);
-        return 1;
-    }
-    if (c->set.algo == DDL_ALGO_MPI || bytes < c->set.mpi_threshold) {
-        snprintf(buf, len, "%s", ddl_algo_names[DDL_ALGO_MPI]);
-        return 1;
-    }
-    if (!ddl_select_online(c)) {
-        int algo = c->set.algo != DDL_ALGO_AUTO ? c->set.algo : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
-        snprintf(buf, len, "%s", ddl_algo_names[algo]);
+    const ddl_band_t *band;
+    ddl_algo_id_t algo;
+    const char *why;
+    if (fixed_rule(c, bytes, &band, &algo, &why)) {
+        ddl_candidate_t as = {algo, band ? band->lane_algo : 0, 0, band ? band->exchange : 0};
+        ddl_candidate_describe(&as, band ? band->chunk : 0, buf, len);
         return 1;
     }
     const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(bytes)];

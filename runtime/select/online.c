@@ -219,12 +219,16 @@ int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
                     c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->exchange ? "/exchange" : "");
 }
 
+void ddl_candidate_describe(const ddl_candidate_t *c, size_t chunk, char *buf, size_t len)
+{
+    int n = ddl_candidate_name(c, buf, len);
+    if (c->algo != DDL_ALGO_MPI && chunk && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " chunk=%zuK", chunk >> 10);
+}
+
 void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len)
 {
-    const ddl_candidate_t *c = &k->cand[cand];
-    int n = ddl_candidate_name(c, buf, len);
-    if (c->algo != DDL_ALGO_MPI && k->chunk[cand] && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " chunk=%zuK", k->chunk[cand] >> 10);
+    ddl_candidate_describe(&k->cand[cand], k->chunk[cand], buf, len);
 }
 
 const char *ddl_online_timings(const ddl_online_class_t *k, char *buf, size_t len)

@@ -102,7 +102,10 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
 /* A candidate's name as a tuning file's band gives it: "mpi", "mpi/exchange",
  * "lane/ring", "lane"; snprintf's return. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len);
-/* "mpi", "lane/ring", "lane chunk=128K", "multiring chunk=1M" ... */
+/* The name with the chunk, when it has one (0: none): "mpi", "lane/ring",
+ * "lane chunk=128K", "multiring chunk=1M" ... */
+void ddl_candidate_describe(const ddl_candidate_t *c, size_t chunk, char *buf, size_t len);
+/* Candidate cand of a class, with the chunk it was timed at. */
 void ddl_online_describe(const ddl_online_class_t *k, int cand, char *buf, size_t len);
 /* A decided class's agreed times, "mpi 12.3 us, lane/ring 10.1 us, ...";
  * returns buf. */
