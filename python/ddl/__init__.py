@@ -230,6 +230,8 @@ class Comm:
         that is settled (False while online selection still times candidates
         for the size): (name, settled).  The same on every rank after the same
         calls (ddl_comm_choice)."""
+        # Bound here, not in _load: a libddl older than this call still loads
+        # for everything else (DDL_LIBRARY may name any build).
         fn = _load().ddl_comm_choice
         fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
         fn.restype = ctypes.c_int

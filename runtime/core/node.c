@@ -45,21 +45,20 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size)
 
 ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort)
 {
-    /* A first look before the clock: small messages often are already there
-     * (each clock read is a tenth of a small call's own work). */
-    int rc = step(arg);
-    if (rc == 1)
-        return DDL_OK;
-    if (rc < 0)
-        return (ddl_status_t)rc;
-    double start = ddl_now(), deadline = start + timeout;
+    /* The clock starts after the first look: small messages often are
+     * already there (each clock read is a tenth of a small call's own work). */
+    double start = -1, deadline = 0;
     for (;;) {
-        rc = step(arg);
+        int rc = step(arg);
         if (rc == 1)
             return DDL_OK;
         if (rc < 0)
             return (ddl_status_t)rc;
         double now = ddl_now();
+        if (start < 0) {
+            start = now;
+            deadline = now + timeout;
+        }
         if (now > deadline)
             return DDL_ERR_TIMED_OUT;
         if (abort && atomic_load(abort))
