@@ -118,16 +118,16 @@ static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, s
     return kind == DDL_LOC_HEAP ? base + off + round_off : base;
 }
 
-static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                         ddl_redop_t op)
+static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, const ddl_sig_t *sig)
 {
-    size_t bytes = count * ddl_dtype_size(dtype);
+    size_t count = (size_t)sig->count, bytes = count * ddl_dtype_size((ddl_dtype_t)sig->dtype);
     ddl_node_req_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
-    rq->count = (int64_t)count;
-    rq->dtype = dtype;
-    rq->op = op;
+    rq->count = sig->count;
+    rq->dtype = sig->dtype;
+    rq->op = sig->op;
     rq->shutdown = 0;
     rq->plan = c->call->plan;
+    rq->sig = *sig;
     if (c->call->own_error == DDL_OK && c->call->mem == DDL_MEM_HOST) {
         rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
         rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
@@ -171,27 +171,70 @@ static ddl_status_t meet_after_mismatch(ddl_comm_t *c, ddl_status_t st)
     return met == DDL_OK ? st : ddl_comm_fail(c, met);
 }
 
-/* After the first barrier: the node's signatures, then (between nodes) the
- * node's signature on its way along this rank's lane; it is waited for after
- * the first chunk has been reduced (ddl_comm_finish_signature). */
-static ddl_status_t check_signatures(ddl_comm_t *c)
+/* After the first meeting: the node's signatures; between nodes the owners
+ * then carry the node's signature into the owners' exchange, after the first
+ * chunk has been reduced and before it leaves (ddl_comm_finish_signature). */
+static ddl_status_t check_signatures(ddl_comm_t *c, uint32_t seq)
 {
     ddl_sig_t node_sig;
-    ddl_status_t local = ddl_sig_check_node(&c->node, &node_sig), st = DDL_OK;
+    ddl_status_t local = ddl_sig_check_node(&c->node, seq, &node_sig);
     if (c->info.nnodes > 1) {
-        st = ddl_sig_start(&c->sigx, c->lane_comm, c->info.rank, &node_sig, 0);
-        /* A node that disagrees inside still tells the others, then waits;
-         * its own message (which names the local ranks) is the one it keeps. */
-        if (st == DDL_OK && local != DDL_OK) {
+        c->call->seq = seq;
+        c->call->node_sig = node_sig;
+        /* A node that disagrees inside still tells the others (its owners),
+         * and its helpers know without their word; its own message (which
+         * names the local ranks) is the one it keeps. */
+        c->call->sig_pending = local == DDL_OK || c->info.role == DDL_ROLE_OWNER;
+        if (local != DDL_OK) {
             char mine[512];
             snprintf(mine, sizeof(mine), "%s", ddl_last_error());
-            ddl_comm_finish_signature(c);
+            ddl_status_t st = ddl_comm_finish_signature(c);
+            if (st != DDL_OK && st != DDL_ERR_MISMATCH && st != DDL_ERR_INVALID_ARG)
+                return ddl_comm_fail(c, st);
             ddl_log_keep_error(mine);
         }
     }
-    if (local != DDL_OK)
-        return meet_after_mismatch(c, local);
-    return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
+    return local == DDL_OK ? DDL_OK : meet_after_mismatch(c, local);
+}
+
+/* The node cannot meet on the lanes for call seq: local rank `other` took
+ * the MPI path for it (it was called with a size that goes there), or went on
+ * to a later call.  No rank of the node has entered a node barrier for this
+ * call, so every rank leaves it with DDL_ERR_MISMATCH and the communicator
+ * stays usable.  Between nodes the owners still take part in the owners'
+ * exchange, where the MPI path's owners (here and elsewhere) and the other
+ * nodes' lanes wait, marked as disagreeing, so that every node learns it. */
+static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *sig, int other)
+{
+    const ddl_comm_info_t *in = &c->info;
+    const ddl_mailbox_t *b = &c->node.ctrl->slots[other].box[seq & 1];
+    ddl_sig_t theirs = b->sig;
+    uint32_t their_seq = atomic_load_explicit(&b->seq, memory_order_acquire);
+    char da[160], db[160];
+    ddl_sig_describe(sig, da, sizeof(da));
+    ddl_sig_describe(&theirs, db, sizeof(db));
+    ddl_status_t st;
+    if (their_seq != seq)
+        st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+                       "rank %d) with %s; rank %d (local rank %d) has gone on to call %u without it; every rank must "
+                       "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
+                       in->local_rank, da, c->world_of_local[other], other, (unsigned)their_seq);
+    else
+        st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+                       "rank %d) with %s; rank %d (local rank %d) with %s, which goes another way; every rank must "
+                       "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
+                       in->local_rank, da, c->world_of_local[other], other, db);
+    if (in->role == DDL_ROLE_OWNER && in->nnodes > 1) {
+        char mine[512];
+        snprintf(mine, sizeof(mine), "%s", ddl_last_error());
+        ddl_sig_t told = *sig;
+        told.bad = DDL_SIG_NODE_DISAGREES;
+        ddl_status_t x = ddl_comm_owners_agree(c, &told, NULL, NULL, 0);
+        if (x != DDL_OK && x != DDL_ERR_MISMATCH && x != DDL_ERR_INVALID_ARG)
+            return ddl_comm_fail(c, x);
+        ddl_log_keep_error(mine);
+    }
+    return st;
 }
 
 /* The rest of a call on device buffers, or of one that fails for bad buffers:
@@ -297,19 +340,22 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
                      .fn = ddl_reduce_fn(dtype, op)};
     /* In serve mode the helpers take the owner's choices (and signature) from
      * its request; everyone else signs what it was called with. */
-    ddl_slot_t *slots = c->node.ctrl->slots;
+    ddl_sig_t sig;
     if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
         plan_call(c, count * v.esize, multiring);
-        slots[in->local_rank].sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
-                                                c->call->plan.lane_algo, c->call->plan.chunk, c->seq, 0};
+        sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
+                          c->call->plan.lane_algo, c->call->plan.chunk, c->seq, 0};
     } else {
-        c->call->plan = slots[in->gpu * in->lanes].req.plan;
-        slots[in->local_rank].sig = slots[in->gpu * in->lanes].sig;
+        const ddl_node_req_t *orq = &c->node.ctrl->slots[in->gpu * in->lanes].req;
+        c->call->plan = orq->plan;
+        sig = orq->sig;
     }
+    uint32_t seq = sig.seq;
+    c->call->sig_pending = 0;
     if (c->call->plan.explore >= 0)
         ddl_explore_begin(c);
     if (owner)
-        post_request(c, sendbuf, recvbuf, count, dtype, op);
+        post_request(c, sendbuf, recvbuf, &sig);
     const ddl_node_req_t *mine = &c->node.ctrl->slots[in->local_rank].req;
     /* Staged buffers go through in rounds as large as the stage area; when every
      * owner's buffers are shared, one round takes the whole message.  A staged
@@ -326,10 +372,20 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         if (owner && mine->in_kind == DDL_LOC_STAGE)
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
         lap(c, DDL_PH_COPY_IN, &last);
-        if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK)
+        if (r0 == 0) {
+            /* The first meeting is the call's: every rank shows which call it
+             * is in and how it was called, whatever path it chose. */
+            int split;
+            ddl_node_publish(&c->node, &sig, seq, 1);
+            if ((st = ddl_node_meet(&c->node, seq, &split)) != DDL_OK)
+                break;
+            if (split >= 0)
+                return split_paths(c, seq, &sig, split);
+        } else if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK) {
             break;
+        }
         lap(c, DDL_PH_BARRIER_IN, &last);
-        if (r0 == 0 && (st = check_signatures(c)) != DDL_OK)
+        if (r0 == 0 && (st = check_signatures(c, seq)) != DDL_OK)
             return st;
         lap(c, DDL_PH_SIGNATURES, &last);
         int why;

@@ -107,6 +107,7 @@ static void release(ddl_comm_t *c)
     for (size_t i = 0; i < c->npriv; i++)
         free(c->priv[i].ptr);
     free(c->priv);
+    pthread_mutex_destroy(&c->heap_lock);
     if (c->segs) {
         for (int g = 0; g < c->info.gpus_per_node; g++) {
             ddl_shm_unlink(&c->segs[g]); /* a no-op unless this rank created it */
@@ -485,6 +486,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
     c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = MPI_COMM_NULL;
     c->node.seg.fd = -1;
+    pthread_mutex_init(&c->heap_lock, NULL);
     ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
     if (st != DDL_OK) {
         free(c);
@@ -643,24 +645,51 @@ ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
     return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: %s", what, reason);
 }
 
-ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
+ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
+                                   int node_agreed)
 {
-    ddl_status_t st = ddl_sig_finish(&c->sigx, c->set.timeout, &c->node.ctrl->abort_rank,
-                                     (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
+    if (!c->sig_scratch && !(c->sig_scratch = aligned_alloc(64, ddl_sig_scratch_bytes())))
+        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange");
+    ddl_sig_exchange_t x;
+    /* The owners' ranks are node-major (make_layout): a node's are one group. */
+    ddl_status_t st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, sig, data, result, c->sig_scratch,
+                                            node_agreed ? c->info.gpus_per_node : 1, c->set.timeout,
+                                            &c->node.ctrl->abort_rank);
+    if (st == DDL_OK)
+        return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
     if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, "ddl_allreduce: the signature exchange");
+        return ddl_comm_abandoned(c, "ddl_allreduce: the owners' exchange of signatures");
     if (st == DDL_ERR_TIMED_OUT) {
         char msg[512];
-        if (c->info.nnodes == 2) { /* between 2 nodes the lane has one other rank */
-            int other = c->world_of_lane[1 - c->info.node];
-            snprintf(msg, sizeof(msg), "%s (this lane's rank there: rank %d on %s)", ddl_last_error(), other,
-                     c->hosts[other]);
-        } else {
-            snprintf(msg, sizeof(msg), "%s", ddl_last_error());
-        }
+        snprintf(msg, sizeof(msg), "%s", ddl_last_error());
         return ddl_comm_explain_timeout(c, st, msg);
     }
     return st;
+}
+
+ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
+{
+    ddl_call_t *call = c->call;
+    if (!call->sig_pending)
+        return DDL_OK;
+    call->sig_pending = 0;
+    if (c->info.role == DDL_ROLE_OWNER) {
+        ddl_status_t st = ddl_comm_owners_agree(c, &call->node_sig, NULL, NULL, 1);
+        if (c->info.lanes > 1)
+            ddl_node_tell_verdict(&c->node, call->seq, st);
+        return st;
+    }
+    int owner = c->info.gpu * c->info.lanes;
+    ddl_status_t verdict, st = ddl_node_wait_verdict(&c->node, owner, call->seq, &verdict);
+    if (st != DDL_OK || verdict == DDL_OK)
+        return st;
+    if (verdict == DDL_ERR_MISMATCH || verdict == DDL_ERR_INVALID_ARG)
+        return ddl_error(verdict, "ddl_allreduce: %s, as the owners' exchange of signatures found; this helper's owner, "
+                         "rank %d, names them", verdict == DDL_ERR_MISMATCH ? "ranks on another node called it "
+                         "differently" : "an owner on another node passed buffers it cannot use",
+                         c->world_of_local[owner]);
+    return ddl_error(verdict, "ddl_allreduce: the owners' exchange of signatures failed on this helper's owner, "
+                     "rank %d, whose message says why", c->world_of_local[owner]);
 }
 
 ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)

@@ -47,6 +47,10 @@ struct ddl_comm {
 
     ddl_node_t node;             /* control block and node waits */
     ddl_shm_t *segs;             /* one per GPU: the owner's stage area, then its heap */
+    /* heap and priv change in ddl_malloc/ddl_free on any application thread
+     * while a request's runner (the progress thread) looks allocations up:
+     * both hold heap_lock (ddl_comm_heap_room). */
+    pthread_mutex_t heap_lock;
     ddl_heap_t heap;             /* owners: allocations in segs[gpu] */
     ddl_private_alloc_t *priv;   /* helpers' ddl_malloc buffers (not shared) */
     size_t npriv, cap_priv;
@@ -68,9 +72,8 @@ struct ddl_comm {
     size_t bounce_bytes;
     void *sig_scratch;           /* the owners' signature exchange between nodes (ddl_sig_scratch_bytes) */
 
-    uint32_t doorbell_seen;      /* serve mode: the owner's last request handled */
-    uint32_t seq;                /* calls with count > 0 so far: the signature's call number */
-    ddl_sig_exchange_t sigx;     /* this call's signature on its way between nodes */
+    uint32_t doorbell_seen;      /* helpers: the owner's last call (collective) or request (serve) handled */
+    uint32_t seq;                /* calls so far, count 0 included: the signature's call number */
     bool broken;                 /* a collective failed: later calls fail at once */
     char broken_why[256];        /* the message of the failure that broke it */
     ddl_engine_t engine;         /* posted requests and the progress thread (engine.c) */
@@ -105,12 +108,27 @@ int ddl_inline_fits(const ddl_comm_t *c, size_t bytes);
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes);
 /* After they met and agreed: the sum (op) of every owner's data into recvbuf. */
 void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op);
-/* Wait for this call's signature exchange between nodes (a no-op when none
- * is in flight): DDL_ERR_MISMATCH when any node called differently. */
+/* Between nodes: this owner's part in the owners' exchange of signatures of
+ * the running call (every owner takes part once per call, whatever its path;
+ * data/result: the MPI path's smallest messages travel with it, else NULL;
+ * node_agreed: every owner of this node takes part with this same sig, as
+ * on the lanes after the node's check, so they skip their rounds together).
+ * DDL_OK, DDL_ERR_MISMATCH or DDL_ERR_INVALID_ARG (naming the ranks), or the
+ * failure of a rank (DDL_ERR_PEER_FAILED, DDL_ERR_TIMED_OUT) with its reason. */
+ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
+                                   int node_agreed);
+/* A lane call between nodes, before its first byte leaves the node: the
+ * owners' exchange of the node's signature (owners run it, helpers wait for
+ * their owner's word; a no-op once done, or on one node).  DDL_ERR_MISMATCH
+ * when any node called differently. */
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
  * owner's segment (malloc.c). */
 int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off);
+/* Bytes from segment offset off to the end of the ddl_malloc allocation that
+ * holds it (0: none), under heap_lock: safe against ddl_malloc and ddl_free on
+ * other threads (malloc.c). */
+size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 /* A wait of this rank ended because a rank of its node failed: DDL_ERR_PEER_FAILED,
  * "<what> abandoned: <that rank's reason>". */
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);

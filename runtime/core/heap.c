@@ -105,7 +105,8 @@ ddl_status_t ddl_heap_free(ddl_heap_t *h, size_t off, size_t *len)
     return DDL_OK;
 }
 
-size_t ddl_heap_room(const ddl_heap_t *h, size_t off)
+/* The index in h->used of the last allocation starting at or below off, + 1; 0: none. */
+static size_t last_at_or_below(const ddl_heap_t *h, size_t off)
 {
     size_t lo = 0, hi = h->nused; /* the last allocation starting at or below off */
     while (lo < hi) {
@@ -115,8 +116,20 @@ size_t ddl_heap_room(const ddl_heap_t *h, size_t off)
         else
             hi = mid;
     }
-    if (lo == 0)
+    return lo;
+}
+
+size_t ddl_heap_length(const ddl_heap_t *h, size_t off)
+{
+    size_t i = last_at_or_below(h, off);
+    return i > 0 && h->used[i - 1].off == off ? h->used[i - 1].len : 0;
+}
+
+size_t ddl_heap_room(const ddl_heap_t *h, size_t off)
+{
+    size_t i = last_at_or_below(h, off);
+    if (i == 0)
         return 0;
-    const ddl_range_t *r = &h->used[lo - 1];
+    const ddl_range_t *r = &h->used[i - 1];
     return off - r->off < r->len ? r->len - (off - r->off) : 0;
 }

@@ -27,6 +27,8 @@ void ddl_heap_fini(ddl_heap_t *h);
 ddl_status_t ddl_heap_alloc(ddl_heap_t *h, size_t len, size_t *off, size_t *rounded);
 /* DDL_ERR_INVALID_ARG when off is not an allocation of this heap. */
 ddl_status_t ddl_heap_free(ddl_heap_t *h, size_t off, size_t *len);
+/* The length of the allocation that starts at off; 0 when none does. */
+size_t ddl_heap_length(const ddl_heap_t *h, size_t off);
 /* Bytes from off to the end of the allocation that holds it; 0 when none does. */
 size_t ddl_heap_room(const ddl_heap_t *h, size_t off);
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddl_malloc / ddl_free: owners allocate from their shared heap, which the
  * node's other ranks have mapped; helpers' buffers are never read by others and
- * are ordinary memory. */
+ * are ordinary memory.  Any application thread may call them while requests
+ * run on the progress thread: the bookkeeping is under the communicator's
+ * heap_lock. */
 #include "config.h"
 
 #include <stdint.h>
@@ -10,23 +12,51 @@
 #include "comm.h"
 #include "log.h"
 
+/* The bookkeeping is under heap_lock; the system calls that give memory to
+ * an allocation or take it back are not, so that a request's look-up on the
+ * progress thread never waits for them.  A range is reserved after it leaves
+ * the free list and released before it returns there: no other allocation
+ * holds it meanwhile. */
 static ddl_status_t private_alloc(ddl_comm_t *c, size_t size, void **ptr)
 {
-    if (c->npriv == c->cap_priv) {
-        size_t nc = c->cap_priv ? 2 * c->cap_priv : 8;
-        ddl_private_alloc_t *p = realloc(c->priv, nc * sizeof(*p));
-        if (!p)
-            return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: out of memory");
-        c->priv = p;
-        c->cap_priv = nc;
-    }
     void *p = NULL;
     if (posix_memalign(&p, DDL_HEAP_ALIGN, size ? size : 1) != 0)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: cannot allocate %zu bytes", size);
-    c->priv[c->npriv].ptr = p;
-    c->priv[c->npriv].len = size;
-    c->npriv++;
+    pthread_mutex_lock(&c->heap_lock);
+    if (c->npriv == c->cap_priv) {
+        size_t nc = c->cap_priv ? 2 * c->cap_priv : 8;
+        ddl_private_alloc_t *grown = realloc(c->priv, nc * sizeof(*grown));
+        if (!grown) {
+            pthread_mutex_unlock(&c->heap_lock);
+            free(p);
+            return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: out of memory");
+        }
+        c->priv = grown;
+        c->cap_priv = nc;
+    }
+    c->priv[c->npriv++] = (ddl_private_alloc_t){p, size};
+    pthread_mutex_unlock(&c->heap_lock);
     *ptr = p;
+    return DDL_OK;
+}
+
+static ddl_status_t heap_alloc(ddl_comm_t *c, size_t size, void **ptr)
+{
+    size_t off, len;
+    pthread_mutex_lock(&c->heap_lock);
+    ddl_status_t st = ddl_heap_alloc(&c->heap, size, &off, &len);
+    pthread_mutex_unlock(&c->heap_lock);
+    if (st != DDL_OK)
+        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: %zu bytes do not fit in the shared heap of %zu bytes; "
+                         "raise DDL_HEAP_SIZE", size, c->heap.size);
+    ddl_shm_t *seg = &c->segs[c->info.gpu];
+    if ((st = ddl_shm_reserve(seg, off, len)) != DDL_OK) {
+        pthread_mutex_lock(&c->heap_lock);
+        ddl_heap_free(&c->heap, off, &len);
+        pthread_mutex_unlock(&c->heap_lock);
+        return st;
+    }
+    *ptr = (char *)seg->base + off;
     return DDL_OK;
 }
 
@@ -35,20 +65,24 @@ ddl_status_t ddl_malloc(ddl_comm_t *c, size_t size, void **ptr)
     if (!ddl_comm_is_live(c) || !ptr)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_malloc: not a live communicator, or ptr is NULL");
     *ptr = NULL;
-    if (c->info.role != DDL_ROLE_OWNER)
-        return private_alloc(c, size, ptr);
-    size_t off, len;
-    if (ddl_heap_alloc(&c->heap, size, &off, &len) != DDL_OK)
-        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: %zu bytes do not fit in the shared heap of %zu bytes; "
-                         "raise DDL_HEAP_SIZE", size, c->heap.size);
-    ddl_shm_t *seg = &c->segs[c->info.gpu];
-    ddl_status_t st = ddl_shm_reserve(seg, off, len);
-    if (st != DDL_OK) {
-        ddl_heap_free(&c->heap, off, &len);
-        return st;
+    return c->info.role == DDL_ROLE_OWNER ? heap_alloc(c, size, ptr) : private_alloc(c, size, ptr);
+}
+
+/* A helper's buffer: 1 when ptr was one (now freed). */
+static int free_private(ddl_comm_t *c, void *ptr)
+{
+    int found = 0;
+    pthread_mutex_lock(&c->heap_lock);
+    for (size_t i = 0; i < c->npriv && !found; i++) {
+        if (c->priv[i].ptr == ptr) {
+            c->priv[i] = c->priv[--c->npriv];
+            found = 1;
+        }
     }
-    *ptr = (char *)seg->base + off;
-    return DDL_OK;
+    pthread_mutex_unlock(&c->heap_lock);
+    if (found)
+        free(ptr);
+    return found;
 }
 
 ddl_status_t ddl_free(ddl_comm_t *c, void *ptr)
@@ -57,20 +91,30 @@ ddl_status_t ddl_free(ddl_comm_t *c, void *ptr)
         return DDL_OK;
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_free: not a live communicator (buffers go with it)");
-    for (size_t i = 0; i < c->npriv; i++) {
-        if (c->priv[i].ptr == ptr) {
-            free(ptr);
-            c->priv[i] = c->priv[--c->npriv];
-            return DDL_OK;
-        }
-    }
+    if (free_private(c, ptr))
+        return DDL_OK;
     ddl_shm_t *seg = &c->segs[c->info.gpu];
-    size_t len;
-    if (c->info.role != DDL_ROLE_OWNER || (char *)ptr < (char *)seg->base ||
-        ddl_heap_free(&c->heap, (size_t)((char *)ptr - (char *)seg->base), &len) != DDL_OK)
+    size_t off = (size_t)((char *)ptr - (char *)seg->base), len = 0;
+    if (c->info.role == DDL_ROLE_OWNER && (char *)ptr >= (char *)seg->base) {
+        pthread_mutex_lock(&c->heap_lock);
+        len = ddl_heap_length(&c->heap, off);
+        pthread_mutex_unlock(&c->heap_lock);
+    }
+    if (len == 0)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_free: %p was not returned by ddl_malloc on this communicator", ptr);
-    ddl_shm_release(seg, (size_t)((char *)ptr - (char *)seg->base), len);
-    return DDL_OK;
+    ddl_shm_release(seg, off, len);
+    pthread_mutex_lock(&c->heap_lock);
+    ddl_status_t st = ddl_heap_free(&c->heap, off, &len);
+    pthread_mutex_unlock(&c->heap_lock);
+    return st == DDL_OK ? DDL_OK : ddl_error(DDL_ERR_INVALID_ARG, "ddl_free: %p was freed twice at once", ptr);
+}
+
+size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off)
+{
+    pthread_mutex_lock(&c->heap_lock);
+    size_t room = ddl_heap_room(&c->heap, off);
+    pthread_mutex_unlock(&c->heap_lock);
+    return room;
 }
 
 int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off)

@@ -305,15 +305,98 @@ static void owners_describe(const ddl_node_t *n, const void *arg, char *buf, siz
             o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", g, n->world_of_local[g * a->lanes]);
 }
 
+void ddl_node_publish(ddl_node_t *n, const ddl_sig_t *sig, uint32_t seq, int wake)
+{
+    ddl_mailbox_t *b = &n->ctrl->slots[n->local_rank].box[seq & 1];
+    b->sig = *sig;
+    atomic_store_explicit(&b->seq, seq, memory_order_release);
+    if (wake)
+        wake_all(n->ctrl);
+}
+
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq)
 {
-    ddl_slot_t *me = &n->ctrl->slots[n->local_rank];
-    me->box[seq & 1].sig = *sig;
-    atomic_store_explicit(&me->box[seq & 1].seq, seq, memory_order_release);
-    wake_all(n->ctrl);
+    ddl_node_publish(n, sig, seq, 1);
     struct owners_arg a = {lanes, gpus, seq};
     return wait_until(n, owners_ready, &a, n->timeout, SPIN_CHECKS, owners_describe,
                       "small allreduce: waiting for the node's owners");
+}
+
+struct meet_arg {
+    uint32_t seq;
+    int *split;
+};
+
+/* Every local rank at call seq on the lanes; or one that cannot come: on the
+ * MPI path for this call, or past it (box[seq & 1] then holds seq + 2 or
+ * later, and this call can no longer meet). */
+static int meet_ready(const ddl_node_t *n, const void *arg)
+{
+    const struct meet_arg *a = arg;
+    int all = 1;
+    for (int r = 0; r < n->local_size; r++) {
+        const ddl_mailbox_t *b = &n->ctrl->slots[r].box[a->seq & 1];
+        int32_t ahead = (int32_t)(atomic_load_explicit(&b->seq, memory_order_acquire) - a->seq);
+        if (ahead < 0) {
+            all = 0;
+        } else if (ahead > 0 || ddl_sig_mpi_side(&b->sig)) {
+            *a->split = r;
+            return 1;
+        }
+    }
+    return all;
+}
+
+static void meet_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct meet_arg *a = arg;
+    size_t o = (size_t)snprintf(buf, len, "local ranks");
+    for (int r = 0; r < n->local_size && o + 24 < len; r++)
+        if ((int32_t)(atomic_load(&n->ctrl->slots[r].box[a->seq & 1].seq) - a->seq) < 0)
+            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", r, n->world_of_local[r]);
+}
+
+ddl_status_t ddl_node_meet(ddl_node_t *n, uint32_t seq, int *split)
+{
+    *split = -1;
+    struct meet_arg a = {seq, split};
+    return wait_until(n, meet_ready, &a, n->timeout, SPIN_CHECKS, meet_describe,
+                      "lane allreduce: waiting for the node's buffers");
+}
+
+void ddl_node_tell_verdict(ddl_node_t *n, uint32_t seq, ddl_status_t st)
+{
+    ddl_mailbox_t *b = &n->ctrl->slots[n->local_rank].box[seq & 1];
+    b->verdict = st;
+    atomic_store_explicit(&b->verdict_seq, seq, memory_order_release);
+    wake_all(n->ctrl);
+}
+
+static int verdict_ready(const ddl_node_t *n, const void *arg)
+{
+    const struct doorbell_arg *a = arg; /* owner, and the call in `seen` */
+    const ddl_mailbox_t *b = &n->ctrl->slots[a->owner].box[a->seen & 1];
+    return (int32_t)(atomic_load_explicit(&b->verdict_seq, memory_order_acquire) - a->seen) >= 0;
+}
+
+static void verdict_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct doorbell_arg *a = arg;
+    snprintf(buf, len, "owner local rank %d (rank %d) to finish the owners' exchange of signatures", a->owner,
+             n->world_of_local[a->owner]);
+}
+
+ddl_status_t ddl_node_wait_verdict(ddl_node_t *n, int owner, uint32_t seq, ddl_status_t *verdict)
+{
+    struct doorbell_arg a = {owner, seq};
+    /* No spin: the owner is in MPI point-to-point with the other nodes, and a
+     * helper spinning here takes the core it needs on a node with more ranks
+     * than cores. */
+    ddl_status_t st = wait_until(n, verdict_ready, &a, n->timeout, 0, verdict_describe,
+                                 "lane allreduce: waiting for the other nodes' signatures");
+    if (st == DDL_OK)
+        *verdict = (ddl_status_t)n->ctrl->slots[owner].box[seq & 1].verdict;
+    return st;
 }
 
 double ddl_failure_grace(double timeout)

@@ -45,6 +45,7 @@ typedef struct {
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
     char pci_bus_id[32];       /* device buffers: the owner's GPU */
     ddl_gpu_ref_t in_ref, out_ref;
+    ddl_sig_t sig;             /* the owner's signature of this call: serve-mode helpers sign it too */
 } ddl_node_req_t;
 
 #define DDL_INLINE_BYTES 1024  /* the largest message that goes through the control block */
@@ -52,8 +53,9 @@ typedef struct {
 
 typedef struct {
     _Alignas(64) _Atomic uint32_t seq; /* written last: the call whose signature (and data) are here */
-    uint32_t pad;
+    _Atomic uint32_t verdict_seq;      /* owners, lane path between nodes: the call whose verdict is here */
     ddl_sig_t sig;
+    int32_t verdict;                   /* how that call's owners' exchange ended (ddl_status_t) */
     unsigned char data[DDL_INLINE_BYTES];
 } ddl_mailbox_t;
 
@@ -61,10 +63,11 @@ typedef struct {
     _Alignas(64) _Atomic uint32_t epoch; /* barriers this rank has entered */
     _Atomic uint32_t doorbell;           /* requests this owner has posted */
     int32_t pid;
-    ddl_sig_t sig;                       /* this rank's current call (signature.h) */
-    /* Owners on the small-message path, call n in box[n & 1]: the number, the
-     * signature and (the smallest messages) the data, together, so that a peer
-     * that sees `seq` change finds the rest on the same cache lines. */
+    /* Every call of every rank that takes part in it, call n in box[n & 1]:
+     * the number and the signature (signature.h), and on the small-message
+     * path the data, together, so that a peer that sees `seq` change finds
+     * the rest on the same cache lines.  Whatever path a rank chose, its
+     * node's peers see which call it is in and how it was called. */
     ddl_mailbox_t box[2];
     /* Owners, collective mode: their last MPI-path calls that failed, each
      * (doorbell value << 32 | status) in one word, for helpers that lag behind
@@ -136,11 +139,28 @@ ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uin
 /* A helper sleeps, without deadline while the owner lives, until the owner's
  * doorbell has reached `target` (wrapping counts compare as signed). */
 ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target);
-/* Owners of one node before a small-message call: publish sig as call seq (in
- * box[seq & 1], after any data put there) and wait, with the deadline, until
- * every owner of the node has published it; then each reads the others' with
- * ddl_sig_check_owners. */
+/* The start of every call, on every path: publish sig as this rank's call seq
+ * (in box[seq & 1], after any data put there).  wake: wake the node's
+ * sleeping waiters, who wait for it; else they see it at their next look
+ * (within a sleep slice): an MPI-path call is seen only by the ranks of a lane
+ * call that it does not match, and waking the helpers that sleep through the
+ * MPI path on every small call would take the cores from the owners. */
+void ddl_node_publish(ddl_node_t *n, const ddl_sig_t *sig, uint32_t seq, int wake);
+/* Owners of one node before a small-message call: publish sig as call seq
+ * and wait, with the deadline, until every owner of the node has published
+ * it; then each reads the others' with ddl_sig_check_owners. */
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq);
+/* The first meeting of a lane call, after ddl_node_publish: wait, with the
+ * deadline, until every local rank has published call seq.  *split = -1 then;
+ * or, as soon as one shows that the node cannot meet here, the first such
+ * local rank: one that published call seq for the MPI path (it was called
+ * with a size that goes there), or that has gone on to a later call. */
+ddl_status_t ddl_node_meet(ddl_node_t *n, uint32_t seq, int *split);
+/* An owner on the lane path between nodes tells its helpers how the owners'
+ * exchange of call seq's signatures ended; a helper waits for it, with the
+ * deadline. */
+void ddl_node_tell_verdict(ddl_node_t *n, uint32_t seq, ddl_status_t st);
+ddl_status_t ddl_node_wait_verdict(ddl_node_t *n, int owner, uint32_t seq, ddl_status_t *verdict);
 /* Tell the node's ranks to stop waiting; why (this rank's error) reaches their messages. */
 void ddl_node_abort(ddl_node_t *n, const char *why);
 /* After an abort: "local rank R (rank W) failed: its message" into buf. */

@@ -80,14 +80,14 @@ static ddl_status_t check_same_args(int64_t count, ddl_dtype_t dtype, ddl_redop_
 
 /* A buffer from ddl_malloc must hold the whole count: past its end lies the
  * next allocation. */
-static ddl_status_t check_heap_room(const ddl_comm_t *c, const void *sendbuf, const void *recvbuf, size_t bytes)
+static ddl_status_t check_heap_room(ddl_comm_t *c, const void *sendbuf, const void *recvbuf, size_t bytes)
 {
     const void *bufs[2] = {sendbuf, recvbuf};
     for (int i = 0; i < 2; i++) {
         size_t off;
         if (!ddl_comm_heap_offset(c, bufs[i], &off))
             continue; /* not from ddl_malloc */
-        size_t room = ddl_heap_room(&c->heap, off);
+        size_t room = ddl_comm_heap_room(c, off);
         if (bytes > room)
             return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: %s holds %zu bytes from that address "
                              "(its ddl_malloc allocation) but the call needs %zu; pass the count of the buffer",
@@ -110,11 +110,13 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
  * signatures before the system MPI sees buffers of different sizes or types
  * (which it may reduce without a word, or abort on).  On one node they meet in
  * the control block, which costs little: the MPI call after it finds every
- * owner there.  Between nodes a recursive doubling of point-to-point
- * messages carries them (ddl_sig_exchange_data), and with them the data of
- * messages up to DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online
- * selection chose mpi/exchange (inline_data): then that exchange is the whole
- * call, its result in recvbuf. */
+ * owner there.  Between nodes the owners' exchange of signatures carries them
+ * (ddl_comm_owners_agree), and with them the data of messages up to
+ * DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online selection chose
+ * mpi/exchange (inline_data): then that exchange is the whole call, its result
+ * in recvbuf.  An owner of a lane call meets the MPI path's owners in the
+ * same places (ddl_allreduce_lane), so ranks that chose different paths find
+ * that out here too. */
 static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
                                            ddl_redop_t op, int inline_data, ddl_comm_t *c)
 {
@@ -134,17 +136,9 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
         if (st == DDL_ERR_INVALID_ARG && c->call->own_error == DDL_OK)
             st = ddl_error(st, "%s", ddl_last_error());
     } else {
-        ddl_sig_exchange_t x;
-        if (!c->sig_scratch && !(c->sig_scratch = aligned_alloc(64, ddl_sig_scratch_bytes())))
-            return ddl_comm_fail(c, ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange"));
-        st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, &sig, inline_data ? sendbuf : NULL,
-                                   inline_data ? recvbuf : NULL, c->sig_scratch, c->set.timeout,
-                                   &c->node.ctrl->abort_rank);
-        if (st == DDL_OK)
-            st = ddl_sig_finish(&x, c->set.timeout, &c->node.ctrl->abort_rank,
-                                (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
-        if (st == DDL_ERR_PEER_FAILED)
-            st = ddl_comm_abandoned(c, "ddl_allreduce: the signature exchange");
+        if (c->info.local_size > 1) /* for the node's ranks of a lane call, if any */
+            ddl_node_publish(&c->node, &sig, c->seq, 0);
+        st = ddl_comm_owners_agree(c, &sig, inline_data ? sendbuf : NULL, inline_data ? recvbuf : NULL, 0);
         if (st == DDL_OK && inline_data && op == DDL_REDOP_AVG)
             ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
     }
@@ -157,8 +151,9 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
 
 /* The system MPI on the owners (the smallest messages through the control
  * block on one node, inside the signature exchange between nodes:
- * allreduce_inline.c).  In collective mode each owner then counts the call on
- * its doorbell, without waking anyone, and its helpers sleep until it has: a
+ * allreduce_inline.c; count 0 only the signatures).  In collective mode each
+ * owner counts every call on its doorbell when it ends (ddl_allreduce_run),
+ * without waking anyone, and on this path its helpers sleep until it has: a
  * helper that returned at once would run ahead into the application's next
  * call and spin there, taking the CPU from the owners on a node with fewer
  * cores than ranks, and one woken on every call does the same (measured: 85 us
@@ -168,7 +163,6 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
 static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
                              ddl_comm_t *c)
 {
-    int helpers = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
     if (c->info.role == DDL_ROLE_OWNER) {
         size_t bytes = count * ddl_dtype_size(dtype);
         int inline_data = c->call->own_error == DDL_OK && ddl_inline_fits(c, bytes);
@@ -180,14 +174,16 @@ static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, d
             st = check_owner_signatures(sendbuf, recvbuf, count, dtype, op, inline_data, c);
         if (st == DDL_OK && inline_data && one_node)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
-        else if (st == DDL_OK && !inline_data)
+        else if (st == DDL_OK && !inline_data && count > 0)
             st = ddl_allreduce_system_mpi(sendbuf, recvbuf, count, dtype, op, c);
-        if (helpers)
-            ddl_node_ring_outcome(&c->node, st);
         return st;
     }
+    /* A helper shows its node which call it is in, for a lane call's ranks
+     * there (its owner may be one: then its doorbell says how that ended). */
+    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq, 0};
+    ddl_node_publish(&c->node, &sig, c->seq, 0);
     int owner = c->info.gpu * c->info.lanes;
-    ddl_status_t st = ddl_node_wait_count(&c->node, owner, ++c->doorbell_seen);
+    ddl_status_t st = ddl_node_wait_count(&c->node, owner, c->doorbell_seen);
     if (st != DDL_OK)
         return ddl_comm_fail(c, st);
     /* The owner's outcome (a mismatch, unusable buffers) is its helpers' too. */
@@ -229,9 +225,17 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
         return broken_error(c);
     if (c->set.check && (st = check_same_args(count, dtype, op, c)) != DDL_OK)
         return st;
-    if (count == 0)
-        return DDL_OK;
-    c->seq++; /* calls that move data: a rank that skips one is caught by the next */
+    /* Every call, count 0 included, takes part in the agreement under its
+     * own number: a rank that passes 0 where the others pass 1000 gets
+     * DDL_ERR_MISMATCH with them, instead of pairing its next call with
+     * their current one. */
+    c->seq++;
+    /* Collective mode: each call of the owner ends with a count on its
+     * doorbell (below), which its helpers take as theirs whatever path any
+     * of them took (mpi_path). */
+    int counted = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
+    if (counted && c->info.role == DDL_ROLE_HELPER)
+        c->doorbell_seen++;
     size_t bytes = (size_t)count * ddl_dtype_size(dtype); /* check_args refused what overflows */
     /* An owner's unusable buffers fail the call on every rank that waits for
      * it (call->own_error), not only on the owner. */
@@ -259,6 +263,8 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
             sendbuf = recvbuf = NULL;
         st = ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);
     }
+    if (counted && c->info.role == DDL_ROLE_OWNER)
+        ddl_node_ring_outcome(&c->node, st);
     return ddl_select_record(c, bytes, timed ? ddl_now() - start : -1, st);
 }
 

@@ -33,6 +33,9 @@ typedef struct {
     int exchange;           /* MPI path between nodes: the data rides in the owners' signature
                                exchange up to DDL_SIG_EXCHANGE_BYTES (mpi/exchange), not 8 KiB */
     ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
+    uint32_t seq;           /* the call number its signature carries */
+    int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
+    ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */
 } ddl_call_t;
 
 typedef enum { DDL_REQ_QUEUED = 0, DDL_REQ_RUNNING, DDL_REQ_DONE } ddl_req_state_t;

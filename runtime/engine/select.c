@@ -75,14 +75,20 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
     return check_save_path(c);
 }
 
-/* The rules before online selection, in their order: a tuning-file band for
- * the size, DDL_ALGO=mpi, below DDL_MPI_THRESHOLD, and with DDL_SELECT=model
+/* The rules before online selection, in their order: count 0 (the MPI path,
+ * where the owners agree), a tuning-file band for the size, DDL_ALGO=mpi, below DDL_MPI_THRESHOLD, and with DDL_SELECT=model
  * the lanes' path.  1 with *algo (*band: the band, or NULL; *why: the rule,
  * NULL for a band) when one of them decides; 0 when online selection does. */
 static int fixed_rule(const ddl_comm_t *c, size_t bytes, const ddl_band_t **band, ddl_algo_id_t *algo,
                       const char **why)
 {
     *why = NULL;
+    *band = NULL;
+    *algo = DDL_ALGO_MPI;
+    if (bytes == 0) { /* nothing to move: the owners' agreement is the whole call */
+        *why = "count 0";
+        return 1;
+    }
     if ((*band = ddl_tuning_find(&c->set.tuning, bytes)) != NULL) {
         *algo = (ddl_algo_id_t)(*band)->algo;
         return 1;
@@ -123,11 +129,17 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
         return algo;
     }
     /* Whether chunk sizes are candidates matters only when a class starts
-     * exploring: the model's chunk is not worked out on every call. */
+     * exploring: the model's chunk is not worked out on every call.  It is
+     * decided for the class's largest size, not this call's: a rank whose
+     * call fails the agreement (another count) may start a class that the
+     * others start later with other sizes, and all must list the same
+     * candidates. */
     int chunked = 0;
     if (ddl_online_starts(&c->online, bytes)) {
-        size_t chunk = ddl_lane_chunk(c, bytes, c->online.job.path == DDL_ALGO_MULTIRING);
-        chunked = c->info.nnodes > 1 && bytes / (size_t)c->info.local_size > chunk;
+        int cls = ddl_online_class_of(bytes);
+        size_t top = cls == DDL_ONLINE_CLASSES - 1 ? bytes : ((size_t)2 << cls) - 1;
+        size_t chunk = ddl_lane_chunk(c, top, c->online.job.path == DDL_ALGO_MULTIRING);
+        chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
     }
     c->call->cand = ddl_online_next(&c->online, bytes, chunked);
     c->call->exchange = c->call->cand->exchange;

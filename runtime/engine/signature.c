@@ -11,6 +11,8 @@
 #include "reduce.h"
 #include "signature.h"
 
+_Static_assert(DDL_SIG_ALGO_MPI == DDL_ALGO_MPI, "the signature names the MPI path by its algorithm id");
+
 static void to_vector(const ddl_sig_t *s, int64_t *v)
 {
     int64_t f[DDL_SIG_FIELDS] = {s->count, s->dtype, s->op, s->algo, s->lane_algo, (int64_t)s->chunk, s->seq, s->bad};
@@ -59,12 +61,12 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
         snprintf(buf + n, len - n, ", call %u", (unsigned)s->seq);
 }
 
-ddl_status_t ddl_sig_check_node(const ddl_node_t *n, ddl_sig_t *node_sig)
+ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)
 {
-    const ddl_sig_t *first = &n->ctrl->slots[0].sig;
+    const ddl_sig_t *first = &n->ctrl->slots[0].box[seq & 1].sig;
     *node_sig = *first;
     for (int r = 1; r < n->local_size; r++) {
-        const ddl_sig_t *other = &n->ctrl->slots[r].sig;
+        const ddl_sig_t *other = &n->ctrl->slots[r].box[seq & 1].sig;
         if (ddl_sig_equal(first, other))
             continue;
         node_sig->bad = DDL_SIG_NODE_DISAGREES;
@@ -103,7 +105,7 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
 }
 
 /* The fields of a signature vector (to_vector). */
-enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_INLINE = 4, F_BAD = 7 };
+enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_ALGO = 3, F_INLINE = 4, F_BAD = 7 };
 
 /* A rank's signature as (v, -v): one maximum over the ranks gives every
  * field's maximum and minimum. */
@@ -124,24 +126,7 @@ static int one_signature(const int64_t *ext)
     return 1;
 }
 
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking)
-{
-    x->world_rank = world_rank;
-    to_vector(s, x->mine);
-    to_extremes(x->mine, x->ext);
-    x->comm = comm;
-    x->active = 0;
-    int rc = blocking ? MPI_Allreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm)
-                      : MPI_Iallreduce(MPI_IN_PLACE, x->ext, 2 * DDL_SIG_FIELDS, MPI_INT64_T, MPI_MAX, comm, &x->req);
-    if (rc != MPI_SUCCESS)
-        return ddl_error(DDL_ERR_MPI, "MPI allreduce of the call's signature failed");
-    if (blocking)
-        x->req = MPI_REQUEST_NULL; /* MPI_Test of a null request completes at once */
-    x->active = 1;
-    return DDL_OK;
-}
-
-/* The owners' exchange on the MPI path: what travels. */
+/* The owners' exchange: what travels. */
 typedef struct {
     int64_t ext[2 * DDL_SIG_FIELDS]; /* each field's maximum and the maximum of its negation */
     _Alignas(64) unsigned char data[DDL_SIG_EXCHANGE_BYTES];
@@ -168,8 +153,8 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
     ddl_status_t st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "ddl_allreduce: the owner of rank %d in the owners' communicator did not take part in "
-                         "this call within %.1f s (DDL_TIMEOUT): it may have stopped calling, or called with a "
-                         "count that takes another path", peer, timeout);
+                         "this call within %.1f s (DDL_TIMEOUT): it may have stopped, or stopped calling "
+                         "ddl_allreduce", peer, timeout);
     if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
         return st;
     if (st != DDL_OK)
@@ -185,7 +170,7 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
 static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
 {
     const int64_t *h = mine->ext;
-    int reduce = h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
+    int reduce = h[F_ALGO] == DDL_SIG_ALGO_MPI && h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
                  memcmp(mine->ext, theirs->ext, sizeof(mine->ext)) == 0;
     size_t esize = reduce ? ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) : 0;
     /* Equal to this rank's own signature, which its checks passed: the type,
@@ -202,12 +187,11 @@ static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len,
 }
 
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, void *scratch, double timeout,
+                                   const void *data, void *result, void *scratch, int group, double timeout,
                                    const _Atomic int32_t *abort)
 {
     x->world_rank = world_rank;
     x->comm = comm;
-    x->active = 0;
     to_vector(s, x->mine);
     sig_msg_t *mine = scratch, *theirs = mine + 1;
     to_extremes(x->mine, mine->ext);
@@ -220,6 +204,8 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
     int core = 1;
     while (core * 2 <= size)
         core *= 2;
+    if (core != size || group < 1 || (group & (group - 1)) != 0)
+        group = 1; /* the groups are not the doubling's blocks: every round runs */
     ddl_status_t st = DDL_OK;
     if (rank >= core) { /* an extra rank: in through its partner, and the result back */
         st = swap(comm, rank - core, mine, len, NULL, &got, timeout, abort);
@@ -228,7 +214,7 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
     } else {
         if (rank + core < size && (st = swap(comm, rank + core, NULL, 0, theirs, &got, timeout, abort)) == DDL_OK)
             combine_msg(mine, theirs, got, 1);
-        for (int mask = 1; mask < core && st == DDL_OK; mask <<= 1) {
+        for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
             if ((st = swap(comm, peer, mine, len, theirs, &got, timeout, abort)) == DDL_OK)
                 combine_msg(mine, theirs, got, rank < peer);
@@ -241,8 +227,6 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
         /* Only when every signature agreed: a mismatch writes nothing. */
         if (result && bytes && one_signature(mine->ext) && mine->ext[F_BAD] == 0)
             memcpy(result, mine->data, bytes);
-        x->req = MPI_REQUEST_NULL;
-        x->active = 1;
     }
     return st;
 }
@@ -289,22 +273,8 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
                      wb, hosts[wb], db);
 }
 
-ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
-                            const char (*hosts)[DDL_HOST_LEN], const char *where)
+ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where)
 {
-    if (!x->active)
-        return DDL_OK;
-    x->active = 0;
-    /* A request that never completes cannot be freed; it is left to MPI. */
-    ddl_mpi_wait_t w = {&x->req, NULL, 1};
-    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
-    if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "%s: the other nodes did not start this call within %.1f s (DDL_TIMEOUT): a rank there "
-                         "may have stopped calling, or called with a count that takes another path", where, timeout);
-    if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed (ddl_comm_abandoned) */
-        return st;
-    if (st != DDL_OK)
-        return ddl_error(st, "%s: MPI_Iallreduce of the call's signature failed", where);
     if (!one_signature(x->ext) || x->ext[F_BAD] != 0)
         return name_mismatch(x, hosts, where);
     return DDL_OK;

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The always-on agreement check.  Every call carries a signature (count, type,
- * op, algorithm, plan, call number).  Inside a node the ranks compare the
- * signatures in their control-block slots after the call's first barrier;
- * between nodes one small nonblocking allreduce over each lane carries the
- * node's signature while the first chunk is reduced.  A difference anywhere
- * makes every rank return DDL_ERR_MISMATCH, naming the ranks and values,
- * before any rank writes to a caller's buffer. */
+/* The always-on agreement check.  Every call, count 0 included, carries a
+ * signature (count, type, op, path, plan, call number), published in the
+ * rank's mailbox of the node's control block before it waits anywhere.  On
+ * one node the ranks compare the signatures there: the owners of an MPI-path
+ * call when they meet, every rank of a lane call when the node meets, and a
+ * rank of a lane call that finds a peer on the MPI path (or past the call)
+ * stops at once.  Between nodes the owners always meet in one exchange of
+ * signatures on the owners' communicator (ddl_sig_exchange_data), whichever
+ * path they chose, so ranks that chose different paths learn that they
+ * disagree instead of waiting for each other in different places.  A
+ * difference anywhere makes every rank return DDL_ERR_MISMATCH, naming the
+ * ranks and values, before any rank writes to a caller's buffer. */
 #ifndef DDL_SIGNATURE_H
 #define DDL_SIGNATURE_H
 
@@ -26,6 +31,13 @@ typedef struct {
 } ddl_sig_t;
 
 #define DDL_SIG_FIELDS 8
+#define DDL_SIG_ALGO_MPI 1 /* DDL_ALGO_MPI (algo.h; checked in signature.c) */
+
+/* Is s a call on the owners' MPI path (else the lanes)? */
+static inline int ddl_sig_mpi_side(const ddl_sig_t *s)
+{
+    return s->algo == DDL_SIG_ALGO_MPI;
+}
 #define DDL_SIG_NODE_DISAGREES 1 /* the ranks of this signature's node called differently */
 #define DDL_SIG_BAD_BUFFER 2     /* this owner's buffers cannot be used (it says why) */
 
@@ -34,11 +46,12 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);
 int ddl_sig_equal(const ddl_sig_t *a, const ddl_sig_t *b);
 
 struct ddl_node;
-/* After the call's first node barrier: compare the signatures in every local
- * rank's slot.  *node_sig gets local rank 0's, marked bad on a difference;
- * DDL_ERR_MISMATCH names two local ranks that differ and their values.  Every
- * rank of the node reaches the same verdict. */
-ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
+/* After the lane call's first meeting (ddl_node_meet): compare the
+ * signatures of call seq in every local rank's mailbox.  *node_sig gets local
+ * rank 0's, marked bad on a difference; DDL_ERR_MISMATCH names two local
+ * ranks that differ and their values.  Every rank of the node reaches the
+ * same verdict. */
+ddl_status_t ddl_sig_check_node(const struct ddl_node *n, uint32_t seq, ddl_sig_t *node_sig);
 
 /* After ddl_node_owners_meet for call seq: compare the owners' signatures of
  * that call.  DDL_ERR_MISMATCH naming two owners (logged), or
@@ -46,21 +59,13 @@ ddl_status_t ddl_sig_check_node(const struct ddl_node *n, ddl_sig_t *node_sig);
  * only: that owner keeps its own message, the others report it). */
 ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus, uint32_t seq);
 
-/* One exchange of signatures over an MPI communicator, in flight. */
+/* One exchange of signatures over an MPI communicator. */
 typedef struct {
-    MPI_Request req;
     int64_t mine[DDL_SIG_FIELDS], ext[2 * DDL_SIG_FIELDS];
     MPI_Comm comm;
     int world_rank; /* for messages */
-    int active;
 } ddl_sig_exchange_t;
 
-/* Start comparing s with every rank of comm (all must start one); world_rank
- * names this rank in messages.  blocking: exchange now with the system MPI's
- * blocking allreduce (the small-message path, which is MPI's own: a
- * nonblocking one costs more than the message), else in flight until
- * ddl_sig_finish. */
-ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s, int blocking);
 /* The smallest messages between nodes travel with the owners' signatures;
  * up to DDL_SIG_EXCHANGE_BYTES they may (online selection's mpi/exchange),
  * where the recursive doubling with the data is measured against the
@@ -75,9 +80,8 @@ ddl_status_t ddl_sig_start(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank,
  * for a thread's stack). */
 size_t ddl_sig_scratch_bytes(void);
 
-/* The MPI path between nodes, on the owners' communicator: the signature
- * exchange of ddl_sig_start as recursive doubling over point-to-point
- * messages (the extra ranks of a non-power-of-two count folded in first), each
+/* Between nodes, on the owners' communicator, for every call: the
+ * signatures' exchange as recursive doubling over point-to-point messages (the extra ranks of a non-power-of-two count folded in first), each
  * carrying the signature's maximum and minimum so far and, when data is not
  * NULL, the call's data (s->count elements, at most DDL_SIG_EXCHANGE_BYTES
  * bytes; s says so with lane_algo 1).  The data is reduced with s->op, the lower
@@ -87,18 +91,20 @@ size_t ddl_sig_scratch_bytes(void);
  * differently still match; every wait has the deadline.  On DDL_OK it is
  * done, and ddl_sig_finish (which returns at once) compares; the reduced data
  * (DDL_REDOP_AVG: summed) is written to result only when every signature
- * agreed, which is when ddl_sig_finish returns DDL_OK. */
+ * agreed, which is when ddl_sig_finish returns DDL_OK.
+ * group: the ranks r / group of comm have agreed already and hold one
+ * signature (a node's owners on the lanes, after the node's own check), so
+ * their rounds with each other are skipped, by both sides; 1: none.  Used
+ * only where the recursive doubling's blocks are the groups (comm's size and
+ * group powers of two); else every round runs. */
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, void *scratch, double timeout,
+                                   const void *data, void *result, void *scratch, int group, double timeout,
                                    const _Atomic int32_t *abort);
 
-/* Wait for it, at most `timeout` seconds, giving up when *abort becomes
- * nonzero (the node's abort flag; may be NULL).  DDL_ERR_MISMATCH when any
+/* After ddl_sig_exchange_data returned DDL_OK: DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that
  * differ (hosts[] by world rank) and their values; DDL_ERR_INVALID_ARG
- * naming the owner when one marked its buffers bad; DDL_ERR_PEER_FAILED
- * without a message when *abort was set (the caller knows the node). */
-ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, double timeout, const _Atomic int32_t *abort,
-                            const char (*hosts)[DDL_HOST_LEN], const char *where);
+ * naming the owner when one marked its buffers bad. */
+ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where);
 
 #endif

@@ -20,7 +20,7 @@ fi
 # lanes first).
 exchange=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange" # mismatched calls of up to 63 KiB inside the owners' exchange
-for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" \
+for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" "1 collective 2 4" \
         "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange"; do
     set -- $layout
     if env DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE ${5:-} timeout 120 \

@@ -3,16 +3,21 @@
  * (types, ops, counts, shared and staged, in-place and out-of-place buffers
  * mixed), waited for in posting order, in reverse and by polling ddl_test;
  * other MPI traffic between the posts; blocking calls posted behind requests;
- * a request freed while in flight; a bad request among good ones.  Every
+ * a request freed while in flight; a bad request among good ones; another
+ * thread allocating and freeing with ddl_malloc/ddl_free while requests on
+ * ddl_malloc buffers run.  Every
  * result is checked against the serial reference (refdata.h), bit-identical on
  * every owner, with output buffers poisoned first.  The layout comes from
  * DDL_LANES, DDL_NODE_SIZE and DDL_HELPERS; MPI's thread level from
  * DDL_TEST_MPI_THREAD. */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ddl.h"
 #include "refdata.h"
@@ -237,6 +242,78 @@ static void bad_among_good(ctx_t *x)
         fail(x, &a, "a NULL request pointer was not refused", "");
 }
 
+/* Another application thread allocates and frees small blocks from the
+ * communicator's heap (owners) or private list (helpers) until told to stop,
+ * as a data loader might, with a pause between blocks (spinning, 8 such
+ * threads on this host's 2 cores would starve the ranks). */
+struct churn {
+    ddl_comm_t *comm;
+    atomic_int stop;
+    int errors;
+    char error[256];
+};
+
+static void *churn_heap(void *arg)
+{
+    struct churn *ch = arg;
+    void *live[16] = {0};
+    for (unsigned k = 0; !atomic_load(&ch->stop); k++) {
+        unsigned i = (k * 7) % 16;
+        if (live[i] && ddl_free(ch->comm, live[i]) != DDL_OK && ch->errors++ == 0)
+            snprintf(ch->error, sizeof(ch->error), "ddl_free: %s", ddl_last_error());
+        live[i] = NULL;
+        if (ddl_malloc(ch->comm, 512 + 4096 * (k % 3), &live[i]) != DDL_OK && ch->errors++ == 0)
+            snprintf(ch->error, sizeof(ch->error), "ddl_malloc: %s", ddl_last_error());
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+    }
+    for (int i = 0; i < 16; i++)
+        ddl_free(ch->comm, live[i]);
+    return NULL;
+}
+
+/* Requests on ddl_malloc buffers in flight while the heap changes under
+ * them: each must go through (their room is looked up while the other thread
+ * moves the heap's bookkeeping). */
+static void heap_churn(ctx_t *x)
+{
+    /* The churn's blocks go below every request's buffer (first fit, into
+     * the hole of the first one), so each of them moves the bookkeeping of the
+     * requests' allocations. */
+    if (x->info.role == DDL_ROLE_OWNER) {
+        ddl_free(x->comm, x->shared[0]);
+        x->shared[0] = NULL;
+    }
+    struct churn ch = {.comm = x->comm};
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, churn_heap, &ch) != 0) {
+        fprintf(stderr, "FAIL rank %d: cannot start the allocating thread\n", x->info.rank);
+        x->failures++;
+        return;
+    }
+    static const size_t counts[] = {64, 2048, 70000};
+    int rounds = getenv("DDL_TEST_QUICK") && atoi(getenv("DDL_TEST_QUICK")) > 0 ? 20 : 100;
+    for (int round = 0; round < rounds; round++) {
+        item_t items[6];
+        for (int i = 0; i < 6; i++) {
+            items[i] = (item_t){DDL_DTYPE_F32, DDL_REDOP_SUM, counts[i % 3], 1, i % 2, 1000u + (unsigned)(round * 6 + i),
+                                NULL, NULL, NULL, 0};
+            prepare(x, &items[i], i + 1);
+            if (post(x, &items[i]) != DDL_OK) {
+                fail(x, &items[i], "ddl_iallreduce refused a good call", ddl_last_error());
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        }
+        wait_all(x, items, 6, (wait_kind_t)(round % WAIT_KINDS));
+    }
+    atomic_store(&ch.stop, 1);
+    pthread_join(thread, NULL);
+    if (ch.errors) {
+        fprintf(stderr, "FAIL rank %d: the allocating thread failed %d times: %s\n", x->info.rank, ch.errors, ch.error);
+        x->failures++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     ctx_t x = {0};
@@ -268,6 +345,7 @@ int main(int argc, char **argv)
         batches(&x);
         blocking_behind_and_freed(&x);
         bad_among_good(&x);
+        heap_churn(&x);
     }
     int failures = x.failures, cases = x.cases;
     if (x.info.role == DDL_ROLE_OWNER) {

@@ -4,9 +4,13 @@
  * rank, naming the values, and nothing is written: not the receive buffer (it
  * keeps its poison) and not the ddl_malloc allocation after it.  The
  * communicator then still gives correct sums.  Run on one node and across
- * virtual nodes, collective and serve mode, lane path and MPI path. */
+ * virtual nodes, collective and serve mode, lane path and MPI path; count 0
+ * against other counts (a call of its own, never paired with the next one),
+ * and counts one apart across a size class, where the ranks choose different
+ * paths (found at once, not after DDL_TIMEOUT). */
 #include "config.h"
 
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +21,13 @@
 #define BIG 100003 /* elements: the lane path on any layout here */
 #define SMALL 16   /* elements: the MPI path (DDL_ALGO=auto) */
 #define POISON 0x5a
+#define CLASS_EDGE 32768 /* int32 elements: 131072 bytes, the first of a size class; one less is in the class below */
+#define DETECT_LIMIT_S 2.0 /* a mismatch across size classes is found in this time (the run sets DDL_TIMEOUT=60) */
 
 static int failures;
 static ddl_comm_info_t info;
 static int caller_rank, callers, last_owner; /* among the ranks that call ddl_allreduce */
+static double slowest;                       /* the longest a mismatch across size classes took here */
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -83,6 +90,64 @@ static void correct_sum(ddl_comm_t *comm, float *send, float *recv)
     }
 }
 
+/* Four calls of n floats, call k carrying 1000 k + owner + 1 everywhere; the
+ * caller `odd` passes count 0 in call 1.  Call 1 must fail on every caller
+ * with nothing written; calls 0, 2 and 3 must give their own sums (before
+ * count 0 took part in the agreement, the odd rank's call 2 was paired with
+ * the others' call 1 and both returned success with the wrong sums). */
+static void skipped_call(const char *what, ddl_comm_t *comm, float *send, float *recv, int64_t n, int odd)
+{
+    int owners = info.nnodes * info.gpus_per_node;
+    for (int k = 0; k < 4; k++) {
+        int zero = k == 1 && caller_rank == odd;
+        for (int64_t i = 0; i < n; i++)
+            send[i] = (float)(1000 * k + info.owner_rank + 1);
+        memset(recv, POISON, sizeof(float) * (size_t)n);
+        ddl_status_t st = ddl_allreduce(send, recv, zero ? 0 : n, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
+        if (k == 1) {
+            CHECK(st == DDL_ERR_MISMATCH, "%s: call 1 (count 0 on caller %d) returned %d (%s), expected "
+                  "DDL_ERR_MISMATCH", what, odd, st, ddl_last_error());
+            if (info.role == DDL_ROLE_OWNER)
+                CHECK(untouched((const unsigned char *)recv, sizeof(float) * (size_t)n), "%s: call 1 wrote the "
+                      "receive buffer", what);
+            continue;
+        }
+        CHECK(st == DDL_OK, "%s: call %d failed: %s", what, k, ddl_last_error());
+        if (st != DDL_OK || info.role != DDL_ROLE_OWNER)
+            continue;
+        float want = (float)(1000 * k * owners + owners * (owners + 1) / 2);
+        for (int64_t i = 0; i < n; i++)
+            if (recv[i] != want) {
+                CHECK(0, "%s: call %d, element %lld is %g, expected %g", what, k, (long long)i, recv[i], want);
+                break;
+            }
+    }
+}
+
+/* Counts one apart across a size class boundary, after `prior` matching
+ * calls (online selection may have settled the lower class or be half way
+ * through exploring it): the two sizes may take different paths, and the
+ * mismatch must still be found at once on every caller. */
+static double across_classes(ddl_comm_t *comm, void *send, void *recv, int prior, int odd)
+{
+    for (int k = 0; k < prior; k++) {
+        ddl_status_t st = ddl_allreduce(send, recv, CLASS_EDGE - 1, DDL_DTYPE_I32, DDL_REDOP_SUM, comm);
+        CHECK(st == DDL_OK, "size classes: matching call %d of %d failed: %s", k, prior, ddl_last_error());
+    }
+    memset(recv, POISON, sizeof(int32_t) * CLASS_EDGE);
+    double t0 = MPI_Wtime();
+    ddl_status_t st = ddl_allreduce(send, recv, caller_rank == odd ? CLASS_EDGE : CLASS_EDGE - 1, DDL_DTYPE_I32,
+                                    DDL_REDOP_SUM, comm);
+    double took = MPI_Wtime() - t0;
+    CHECK(st == DDL_ERR_MISMATCH, "size classes: %d against %d elements after %d calls returned %d (%s) in %.2f s, "
+          "expected DDL_ERR_MISMATCH", CLASS_EDGE, CLASS_EDGE - 1, prior, st, ddl_last_error(), took);
+    CHECK(took < DETECT_LIMIT_S, "size classes: the mismatch after %d calls took %.2f s to find (limit %.1f s)", prior,
+          took, DETECT_LIMIT_S);
+    if (info.role == DDL_ROLE_OWNER)
+        CHECK(untouched(recv, sizeof(int32_t) * CLASS_EDGE), "size classes: the receive buffer was written");
+    return took;
+}
+
 int main(int argc, char **argv)
 {
     ddl_config_t cfg;
@@ -119,6 +184,23 @@ int main(int argc, char **argv)
                    SMALL - 1, DDL_DTYPE_F32, DDL_REDOP_SUM);
         mismatched("small type", comm, send, recv, next, bytes, odd_owner, SMALL, DDL_DTYPE_F32, DDL_REDOP_SUM, SMALL,
                    DDL_DTYPE_I32, DDL_REDOP_SUM);
+        /* Count 0 takes part: against a small count (the MPI path for both),
+         * against a large one (the lanes; count 0 goes the MPI path), from an
+         * owner and, in collective mode, from a helper. */
+        mismatched("count 0 against 1000", comm, send, recv, next, bytes, odd_owner, 1000, DDL_DTYPE_F32,
+                   DDL_REDOP_SUM, 0, DDL_DTYPE_F32, DDL_REDOP_SUM);
+        mismatched("count 0 against a lane call", comm, send, recv, next, bytes, 0, BIG, DDL_DTYPE_F32, DDL_REDOP_SUM,
+                   0, DDL_DTYPE_F32, DDL_REDOP_SUM);
+        mismatched("count 0 from the last caller", comm, send, recv, next, bytes, callers - 1, BIG, DDL_DTYPE_F32,
+                   DDL_REDOP_SUM, 0, DDL_DTYPE_F32, DDL_REDOP_SUM);
+        skipped_call("a skipped small call", comm, send, recv, SMALL, odd_owner);
+        skipped_call("a skipped lane call", comm, send, recv, BIG, 0);
+        /* Owners: a helper of collective mode whose count differs goes
+         * unnoticed by the owners on the MPI path (README); it fails alone. */
+        for (int prior = 0; prior <= 6; prior++) {
+            double took = across_classes(comm, send, recv, prior, prior % 2 ? 0 : last_owner);
+            slowest = took > slowest ? took : slowest;
+        }
         correct_sum(comm, send, recv);
         ddl_free(comm, next);
         ddl_free(comm, recv);
@@ -126,10 +208,13 @@ int main(int argc, char **argv)
     }
     ddl_comm_destroy(comm);
     int total = 0;
+    double worst = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&slowest, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (info.rank == 0)
-        printf("%d nodes x %d GPUs x %d lanes, helpers %s: mismatches, %d failures\n", info.nnodes,
-               info.gpus_per_node, info.lanes, serve ? "serve" : "collective", total);
+        printf("%d nodes x %d GPUs x %d lanes, helpers %s: mismatches (across size classes found in %.3f s at "
+               "most), %d failures\n", info.nnodes, info.gpus_per_node, info.lanes, serve ? "serve" : "collective",
+               worst, total);
     MPI_Finalize();
     return total ? 1 : 0;
 }
