@@ -21,14 +21,20 @@ summary=test-suite.log
 passed=$(sed -n 's/^# PASS: *//p' "$summary" | head -1)
 failed=$(( $(sed -n 's/^# FAIL: *//p' "$summary" | head -1) + $(sed -n 's/^# ERROR: *//p' "$summary" | head -1) ))
 
-# The same sources again with ASan + UBSan: unit tests, fuzz corpora, MPI tests.
+# The same sources again with ASan + UBSan (unit tests, fuzz corpora, MPI
+# tests), then with TSan (the nonblocking suite and some blocking layouts).
 if [ "${DDL_SANITIZER_SUITE:-1}" = 1 ]; then
-    scripts/sanitize.sh
-    src=$?
-    san=build-sanitize/test-suite.log
-    passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$san" 2>/dev/null | head -1) + 0 ))
-    failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$san" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$san" 2>/dev/null | head -1) + 0 ))
-    [ $src -eq 0 ] || { rc=1; [ -f "$san" ] || failed=$((failed + 1)); }
+    for kind in address thread; do
+        scripts/sanitize.sh $kind
+        src=$?
+        failed_before=$failed
+        san=build-sanitize/test-suite.log
+        [ $kind = thread ] && san=build-tsan/test-suite.log
+        passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$san" 2>/dev/null | head -1) + 0 ))
+        failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$san" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$san" 2>/dev/null | head -1) + 0 ))
+        # A report in a test that passed (or no log at all) is a failure too.
+        [ $src -eq 0 ] || { rc=1; [ "$failed" -gt "$failed_before" ] || failed=$((failed + 1)); }
+    done
 fi
 # The Debian packages: make deb, installed, and a cluster run from what they install.
 if [ "${DDL_DEB_SUITE:-1}" = 1 ]; then

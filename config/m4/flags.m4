@@ -26,24 +26,30 @@ AC_DEFUN([DDL_KERNEL_FLAGS], [
   DDL_ADD_CFLAG_IF_OK([-funroll-loops], [DDL_KERNEL_CFLAGS])
   AC_SUBST([DDL_KERNEL_CFLAGS])
 ])
-# DDL_SANITIZERS: --enable-sanitizers builds everything with AddressSanitizer
-# and UndefinedBehaviorSanitizer (gcc or clang); any report aborts the program.
+# DDL_SANITIZERS: --enable-sanitizers (or =address) builds everything with
+# AddressSanitizer and UndefinedBehaviorSanitizer, --enable-sanitizers=thread
+# with ThreadSanitizer (gcc or clang); any report aborts the program.
 AC_DEFUN([DDL_SANITIZERS], [
   AC_ARG_ENABLE([sanitizers],
-    [AS_HELP_STRING([--enable-sanitizers], [build with ASan and UBSan (tests abort on the first report)])],
+    [AS_HELP_STRING([--enable-sanitizers@<:@=address|thread@:>@],
+      [build with ASan and UBSan, or with TSan (tests abort on the first report)])],
     [], [enable_sanitizers=no])
   SANITIZER_SUMMARY=no
-  AS_IF([test "x$enable_sanitizers" = xyes], [
-    ddl_san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  AS_CASE([$enable_sanitizers],
+    [yes|address], [ddl_san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+                    SANITIZER_SUMMARY="ASan + UBSan"],
+    [thread], [ddl_san="-fsanitize=thread -fno-omit-frame-pointer"; SANITIZER_SUMMARY="TSan"],
+    [no], [],
+    [AC_MSG_ERROR([--enable-sanitizers=$enable_sanitizers: say address (the default) or thread])])
+  AS_IF([test "x$SANITIZER_SUMMARY" != xno], [
     ddl_save_CFLAGS=$CFLAGS; ddl_save_LDFLAGS=$LDFLAGS
     CFLAGS="$CFLAGS $ddl_san"; LDFLAGS="$LDFLAGS $ddl_san"
     AC_MSG_CHECKING([whether $CC builds with $ddl_san])
     AC_LINK_IFELSE([AC_LANG_PROGRAM([], [])], [AC_MSG_RESULT([yes])],
-      [AC_MSG_RESULT([no]); AC_MSG_ERROR([--enable-sanitizers: $CC cannot build with $ddl_san (install libasan/libubsan)])])
+      [AC_MSG_RESULT([no]); AC_MSG_ERROR([--enable-sanitizers: $CC cannot build with $ddl_san (install libasan/libubsan or libtsan)])])
     CFLAGS=$ddl_save_CFLAGS; LDFLAGS=$ddl_save_LDFLAGS
     DDL_CFLAGS="$DDL_CFLAGS $ddl_san"
     DDL_LDFLAGS="$DDL_LDFLAGS $ddl_san"
-    SANITIZER_SUMMARY="ASan + UBSan"
   ])
-  AM_CONDITIONAL([SANITIZERS], [test "x$enable_sanitizers" = xyes])
+  AM_CONDITIONAL([SANITIZERS], [test "x$SANITIZER_SUMMARY" != xno])
 ])

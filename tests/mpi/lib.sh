@@ -22,6 +22,12 @@ check_shm_clean() {
     fi
 }
 
+# The layout lines of a suite to run: those that match DDL_TEST_LAYOUTS (an
+# extended regular expression; the sanitizer passes run a few), else all.
+select_layouts() {
+    if [ -n "${DDL_TEST_LAYOUTS:-}" ]; then grep -E -- "$DDL_TEST_LAYOUTS" <<< "$1" || true; else echo "$1"; fi
+}
+
 # run_layout PROG RANKS LABEL ENV...: PROG on RANKS ranks with ENV; pass or fail LABEL.
 run_layout() {
     local prog=$1 ranks=$2 label=$3

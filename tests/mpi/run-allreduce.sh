@@ -51,6 +51,7 @@ layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
 2 2 1 collective DDL_TUNING_FILE=$exchange
 3 1 2 serve      DDL_TUNING_FILE=$exchange
 "
+layouts=$(select_layouts "$layouts")
 while read -r nodes gpus lanes helpers extra; do
     [ -n "$nodes" ] || continue
     ranks=$((nodes * gpus * lanes))

@@ -18,7 +18,9 @@ layouts="
 3 1 2 collective multiple DDL_ALGO=lane:DDL_LANE_ALGO=rab:DDL_INFLIGHT=4
 1 3 1 collective single   DDL_ALGO=mpi
 "
-if [ "${DDL_TEST_QUICK:-0}" -gt 0 ]; then
+if [ -n "${DDL_TEST_LAYOUTS:-}" ]; then
+    layouts=$(select_layouts "$layouts")
+elif [ "${DDL_TEST_QUICK:-0}" -gt 0 ]; then
     layouts=$(echo "$layouts" | sed -n '3p;5p;6p')
 fi
 while read -r nodes gpus lanes helpers level extra; do
