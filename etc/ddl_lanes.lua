@@ -12,12 +12,16 @@
 --   gets ceil(C / N) and the plugin then hands the owner its GPU's share of
 --   the cores minus one per helper.
 --
--- Use it from a site's own cli_filter.lua:
+-- Use it from a site's own cli_filter.lua (pcall: a node without this file
+-- still runs every job):
 --   package.path = "/usr/share/ddl-lanes/?.lua;" .. package.path
---   local ddl_lanes = require("ddl_lanes")
+--   local have_ddl, ddl_lanes = pcall(require, "ddl_lanes")
 --   -- first thing in slurm_cli_pre_submit(options, offset):
---   local rc = ddl_lanes.pre_submit(options, offset); if rc ~= slurm.SUCCESS then return rc end
+--   if have_ddl then local rc = ddl_lanes.pre_submit(options, offset); if rc ~= slurm.SUCCESS then return rc end end
 -- or install the standalone cli_filter.lua beside it.
+--
+-- What it did is said at srun/sbatch -v (and in errors); a plain request
+-- prints nothing.
 local M = {}
 
 local function positive_int(v)
@@ -28,16 +32,27 @@ local function positive_int(v)
    return n
 end
 
+-- The lanes asked for, and where: "--ddl-lanes" or the environment's
+-- "DDL_LANES" (which the library reads too, so a job without GPUs that
+-- inherits it is not a request for lanes).
 local function lanes_requested(options)
    local spank = options.spank and options.spank["ddl"]
-   local lanes = spank and spank["ddl-lanes"]
+   local lanes, from = spank and spank["ddl-lanes"], "--ddl-lanes"
    if lanes == nil or lanes == "" then
-      lanes = os.getenv("DDL_LANES")
+      lanes, from = os.getenv("DDL_LANES"), "DDL_LANES"
    end
    if lanes == nil or lanes == "" then
       return nil
    end
-   return positive_int(lanes) -- nil: the plugin rejects it with a message of its own
+   return positive_int(lanes), from -- nil: the plugin rejects it with a message of its own
+end
+
+-- What the filter did: at -v (options.verbose counts the -v flags), not on
+-- every srun.
+local function tell(options, fmt, ...)
+   if (tonumber(options["verbose"] or "") or 0) > 0 then
+      slurm.log_info(fmt, ...)
+   end
 end
 
 -- A task count the user gave is theirs: the plugin then checks it against the
@@ -87,12 +102,27 @@ local function job_step(options, lanes)
 end
 
 function M.pre_submit(options, offset)
-   local lanes = lanes_requested(options)
+   local lanes, from = lanes_requested(options)
    if lanes == nil then
       return slurm.SUCCESS
    end
    if not gpus_requested(options) then
+      if from == "DDL_LANES" then
+         tell(options, "ddl: DDL_LANES=%d in the environment, but no GPU is requested: no lanes for this job", lanes)
+         return slurm.SUCCESS
+      end
       slurm.log_error("ddl: --ddl-lanes=%d gives lanes to GPUs, but no GPU is requested: add --gpus-per-node=N (or --gpus=N)", lanes)
+      return slurm.ERROR
+   end
+   if lanes > 1 and is_set(options["gpus-per-task"]) then
+      -- Slurm refuses --ntasks-per-gpu beside it, and each task would see only its own GPU.
+      if from == "DDL_LANES" then
+         tell(options, "ddl: DDL_LANES=%d in the environment, but --gpus-per-task gives each task its own GPU: no lanes", lanes)
+         return slurm.SUCCESS
+      end
+      slurm.log_error("ddl: --gpus-per-task gives every task a GPU of its own, but the %d lanes of a GPU share it: " ..
+                      "ask for the GPUs with --gpus-per-node=N (or --gpus=N) instead, and the filter starts %d tasks per GPU",
+                      lanes, lanes)
       return slurm.ERROR
    end
    if job_step(options, lanes) then
@@ -121,8 +151,8 @@ function M.pre_submit(options, offset)
       -- Every task gets the same count: ceil(C / N) each gives the GPU at least C.
       local cpt = math.ceil(per_task / lanes)
       options["cpus-per-task"] = tostring(cpt)
-      slurm.log_info("ddl: %d lanes per GPU, %d cores per GPU as asked: --ntasks-per-gpu=%d --cpus-per-task=%d",
-                     lanes, per_task, lanes, cpt)
+      tell(options, "ddl: %d lanes per GPU, %d cores per GPU as asked: --ntasks-per-gpu=%d --cpus-per-task=%d",
+           lanes, per_task, lanes, cpt)
       return slurm.SUCCESS
    end
    local per_gpu, why = positive_int(options["cpus-per-gpu"]), "as asked"
@@ -134,8 +164,8 @@ function M.pre_submit(options, offset)
    end
    per_gpu = math.max(per_gpu, lanes)
    options["cpus-per-gpu"] = tostring(per_gpu)
-   slurm.log_info("ddl: %d lanes per GPU, %d cores per GPU (%s): --ntasks-per-gpu=%d --cpus-per-gpu=%d", lanes,
-                  per_gpu, why, lanes, per_gpu)
+   tell(options, "ddl: %d lanes per GPU, %d cores per GPU (%s): --ntasks-per-gpu=%d --cpus-per-gpu=%d", lanes,
+        per_gpu, why, lanes, per_gpu)
    return slurm.SUCCESS
 end
 

@@ -3,8 +3,10 @@
 # The Debian packages as a site installs them (as root, on Debian 12): make deb
 # (lintian clean), apt install ./*.deb, then with only the installed files a
 # test cluster runs srun --ddl-lanes=2 ddl-bench through the installed sample
-# plugstack file, man and pkg-config work, and python3 imports ddl; the
-# packages are purged at the end.  After scripts/setup.sh, which configures the
+# plugstack file, man and pkg-config work, and python3 imports ddl; then what
+# an admin and a user hit in daily use (a refused request, DDL_LANES without
+# GPUs, the filter's output, --gpus-per-task, the filter module removed, a
+# hung step daemon); the packages are purged at the end.  After scripts/setup.sh, which configures the
 # tree and installs what make deb needs (debhelper, dh-python, lintian).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,6 +72,65 @@ if out=$(timeout 300 srun -N1 --gpus-per-node=2 --ddl-lanes=2 ddl-bench -b 8 -e 
     pass "srun --ddl-lanes=2 ddl-bench with the installed packages (1 node x 2 GPUs x 2 lanes, results checked)"
 else
     fail "srun --ddl-lanes=2 ddl-bench with the installed packages"; tail -20 <<< "$out"
+fi
+# Daily use on the sample configuration as installed (its line is `optional`).
+# run LABEL COMMAND...: out and rc of the command, without set -e ending the script.
+run() { out=$(timeout 60 "$@" 2>&1) && rc=0 || rc=$?; }
+run srun -N1 --gpus-per-node=2 --ddl-lanes=2 -n3 echo ran
+if [ $rc -ne 0 ] && grep -q "ddl: .*needs 4 tasks here, the step has 3" <<< "$out" && ! grep -q "^ran" <<< "$out"; then
+    pass "a refused request fails the step under the sample's optional line (exit $rc, no task ran)"
+else
+    fail "a refused request under the sample configuration: exit $rc"; tail -5 <<< "$out"
+fi
+run env DDL_LANES=1 srun -N1 hostname
+[ $rc -eq 0 ] && [ "$out" = n1 ] && pass "DDL_LANES=1 in the environment of a job without GPUs: it runs as any job" ||
+    { fail "DDL_LANES=1 srun hostname: exit $rc"; tail -5 <<< "$out"; }
+run srun -N1 --gpus-per-node=1 --ddl-lanes=2 true
+quiet=$out quiet_rc=$rc
+run srun -v -N1 --gpus-per-node=1 --ddl-lanes=2 true
+if [ $quiet_rc -eq 0 ] && [ -z "$quiet" ] && grep -q "ddl: 2 lanes per GPU" <<< "$out"; then
+    pass "srun --ddl-lanes=2 prints nothing; srun -v says what the cli_filter did"
+else
+    fail "the cli_filter's line: without -v (exit $quiet_rc) '$quiet'; with -v: $(grep -c 'ddl:' <<< "$out") lines"
+fi
+run srun -N1 --gpus-per-task=1 -n2 --ddl-lanes=2 true
+if [ $rc -ne 0 ] && grep -q -- "--gpus-per-task gives every task a GPU of its own" <<< "$out" &&
+        ! grep -q -- "--ntasks-per-gpu" <<< "$out"; then
+    pass "--gpus-per-task with lanes: told to ask with --gpus-per-node, not to add --ntasks-per-gpu"
+else
+    fail "--gpus-per-task=1 -n2 --ddl-lanes=2: exit $rc"; tail -5 <<< "$out"
+fi
+# The package gone from a login node: the site's cli_filter.lua stays, ddl_lanes.lua does not.
+mv "$DDL_CLUSTER_DIR/etc/ddl_lanes.lua" "$DDL_CLUSTER_DIR/etc/ddl_lanes.lua.gone"
+run srun -N1 hostname
+plain=$out plain_rc=$rc
+run srun -N1 --gpus-per-node=1 --ddl-lanes=2 true
+mv "$DDL_CLUSTER_DIR/etc/ddl_lanes.lua.gone" "$DDL_CLUSTER_DIR/etc/ddl_lanes.lua"
+if [ $plain_rc -eq 0 ] && [ "$plain" = n1 ] && [ $rc -ne 0 ] && grep -q "needs ddl_lanes.lua" <<< "$out"; then
+    pass "without ddl_lanes.lua: srun hostname runs, --ddl-lanes says what is missing"
+else
+    fail "without ddl_lanes.lua: srun hostname exit $plain_rc ($plain); --ddl-lanes exit $rc: $(tail -2 <<< "$out")"
+fi
+# A step daemon that hangs (SIGSTOP here) does not outlive the test cluster's stop.
+(timeout 120 srun -N1 sleep 60 > /dev/null 2>&1 &)
+stepd=
+for _ in $(seq 50); do
+    for p in $(pgrep -x slurmstepd || true); do
+        ls -l "/proc/$p/fd" 2>/dev/null | grep -q -- "-> $DDL_CLUSTER_DIR/" && stepd=$p
+    done
+    [ -n "$stepd" ] && break
+    sleep 0.2
+done
+if [ -z "$stepd" ]; then
+    fail "no step daemon of the sleeping step found"
+else
+    kill -STOP "$stepd"
+    DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf "$top/tests/slurm/cluster.sh" stop > /dev/null 2>&1 || true
+    if kill -0 "$stepd" 2> /dev/null; then
+        fail "a stopped slurmstepd ($stepd) outlived cluster.sh stop"; kill -9 "$stepd" 2> /dev/null || true
+    else
+        pass "cluster.sh stop ends a hung slurmstepd of its cluster"
+    fi
 fi
 [ $fails -eq 0 ] && echo "test-deb: all passed" || echo "test-deb: FAILED"
 exit $fails

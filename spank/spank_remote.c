@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -21,6 +22,7 @@
 #include "spank_ddl.h"
 
 #define MAX_IDS 4096
+#define DDL_SPANK_REFUSED_EXIT 1 /* a task of a refused step; the reason is the step's "ddl:" error */
 
 static struct {
     int active;         /* this step runs with lanes */
@@ -38,16 +40,20 @@ static int getenv_str(spank_t sp, const char *name, char *buf, int len)
     return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
 }
 
+/* Where a step's lane count came from. */
+typedef enum { LANES_SITE_DEFAULT, LANES_ENVIRONMENT, LANES_OPTION } lanes_from_t;
+
 /* Lanes: --ddl-lanes, else DDL_LANES in the job's environment, else the site
- * default.  *explicit: the user asked. */
-static int resolve_lanes(spank_t sp, int *lanes, int *explicit)
+ * default; *from says which. */
+static int resolve_lanes(spank_t sp, int *lanes, lanes_from_t *from)
 {
     char buf[64], err[256];
-    *explicit = 1;
+    *from = LANES_OPTION;
     if (ddl_spank.lanes > 0) {
         *lanes = ddl_spank.lanes;
         return 0;
     }
+    *from = LANES_ENVIRONMENT;
     if (getenv_str(sp, "DDL_LANES", buf, sizeof(buf))) {
         if (ddl_spank_parse_lanes(buf, "DDL_LANES", ddl_spank.policy.max_lanes, lanes, err, sizeof(err)) != 0) {
             snprintf(remote.error, sizeof(remote.error), "%s", err);
@@ -55,7 +61,7 @@ static int resolve_lanes(spank_t sp, int *lanes, int *explicit)
         }
         return 0;
     }
-    *explicit = 0;
+    *from = LANES_SITE_DEFAULT;
     *lanes = ddl_spank.policy.default_lanes;
     return 0;
 }
@@ -183,20 +189,24 @@ static int check_helper_program(int lanes)
 
 int ddl_remote_user_init(spank_t sp)
 {
-    int lanes, explicit;
+    int lanes;
+    lanes_from_t from;
     uint32_t stepid = 0;
     memset(&remote, 0, sizeof(remote));
     if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS && stepid >= DDL_FIRST_SPECIAL_STEP)
         return 0;
-    if (resolve_lanes(sp, &lanes, &explicit) != 0) {
+    if (resolve_lanes(sp, &lanes, &from) != 0) {
         remote.active = 1;
         slurm_error("ddl: %s", remote.error);
         return 0; /* the tasks fail (task_init): a failed user_init ends the step with status 0 */
     }
     if (lanes == 0)
         return 0;
-    if (!explicit && step_gpus(sp) <= 0)
-        return 0; /* the site default does not apply to steps without GPUs */
+    /* The site default and DDL_LANES in the environment (the library's own
+     * variable, inherited by every step of a job) do not apply to steps
+     * without GPUs; only --ddl-lanes asks for them. */
+    if (from != LANES_OPTION && step_gpus(sp) <= 0)
+        return 0;
     remote.active = 1;
     if (plan_node(sp, lanes) != 0 || check_helper_program(lanes) != 0) {
         slurm_error("ddl: %s", remote.error);
@@ -268,8 +278,12 @@ int ddl_remote_task_init(spank_t sp)
 {
     if (!remote.active)
         return 0;
+    /* user_init's slurm_error told the user, once for the node.  A failed
+     * task_init fails the step only when the plugstack line says `required`;
+     * under `optional` Slurm would run the task without lanes, so the task
+     * ends here, before the application starts, whichever the site chose. */
     if (remote.error[0])
-        return -1; /* user_init's slurm_error told the user, once for the node */
+        _exit(DDL_SPANK_REFUSED_EXIT);
     int task = -1;
     if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 || task >= remote.plan.ntasks) {
         fprintf(stderr, "ddl: task id %d is outside the plan of %d tasks\n", task, remote.plan.ntasks);

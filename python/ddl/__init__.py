@@ -11,13 +11,19 @@ PyTorch tensors (contiguous CPU buffers), over libddl with ctypes.
 
 Errors from the runtime raise ddl.DDLError carrying its message.
 
+A program may simply end: at interpreter exit (as mpi4py does) the
+communicators still open are destroyed, newest first, and MPI is finalised if
+ddl initialised it (ddl.finalize(), which a program may also call itself).
+
 The library: DDL_LIBRARY when set (and only it: a path that does not load is
 an error), else the libddl that `make install` recorded beside this package,
 else the build tree this package sits in, else the system's (ldconfig).
 """
+import atexit
 import ctypes
 import ctypes.util
 import os
+import weakref
 
 __all__ = ["Comm", "DDLError", "Request", "finalize", "library_version", "DTYPES", "OPS"]
 
@@ -166,6 +172,11 @@ def _itemsize(obj):
     return obj.element_size() if hasattr(obj, "element_size") else obj.dtype.itemsize
 
 
+# The communicators not yet destroyed, oldest first (weak: one the program
+# drops is not kept alive by this list).
+_open_comms = []
+
+
 class Comm:
     """A ddl communicator over all MPI ranks (MPI is initialised if needed).
 
@@ -198,6 +209,7 @@ class Comm:
             setattr(self, name, getattr(info, name))
         self.is_owner = info.role == 0
         self._on_destroy = []  # e.g. the DDP hook's completion thread
+        _open_comms.append(weakref.ref(self))
 
     def _call(self, buf, op, out):
         """The arguments of one allreduce: (send, recv, count, dtype, op, memory, stream, result object)."""
@@ -267,6 +279,7 @@ class Comm:
             close()
         self._on_destroy = []
         if self._handle is not None:
+            _open_comms[:] = [ref for ref in _open_comms if ref() not in (None, self)]
             _check(_load().ddl_comm_destroy(self._handle))
             self._handle = None
 
@@ -316,5 +329,16 @@ class Request:
 
 
 def finalize():
-    """Finalise MPI if ddl initialised it."""
-    _check(_load().ddl_finalize_mpi())
+    """Destroy the communicators still open (newest first), then finalise MPI
+    if ddl initialised it.  Called at interpreter exit; calling it again does
+    nothing."""
+    if _lib is None:  # ddl was never used: nothing to end
+        return
+    while _open_comms:
+        comm = _open_comms.pop()()
+        if comm is not None and comm._handle is not None:
+            comm.destroy()
+    _check(_lib.ddl_finalize_mpi())
+
+
+atexit.register(finalize)

@@ -135,10 +135,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddl-topo: %s\n", err);
         return 1;
     }
+    /* No GPU seen is hwloc's view, not the user's request: say so, and how to
+     * plan anyway (the step's GPUs may be hidden from this process, or fake). */
+    if (topo.ngpus == 0 && !gpu_list) {
+        fprintf(stderr, "ddl-topo: hwloc finds no GPU in %s (no NVIDIA or AMD display-class PCI device; GPUs "
+                "hidden from this process or emulated are not seen): give --gpus LIST (the step's GPU ids, such as "
+                "0-1) to plan for them anyway, or --xml FILE with a GPU node's description (made there with "
+                "'lstopo --of xml FILE')\n", xml ? xml : "this machine");
+        ddl_topo_free(&topo);
+        return 1;
+    }
     if (topo.ngpus == 0)
-        fprintf(stderr, "ddl-topo: warning: %s has no GPUs (no NVIDIA or AMD display-class PCI device); the plan "
-                "below is for --gpus ids that do not exist here (give --xml FILE for a GPU node)\n",
-                xml ? xml : "this machine");
+        fprintf(stderr, "ddl-topo: warning: hwloc finds no GPU in %s; the plan below is for --gpus ids whose "
+                "places it does not know\n", xml ? xml : "this machine");
     static int gpus[DDL_MAX_GPUS];
     int ngpus = 0, ncores = 0;
     int *cores = malloc(sizeof(int) * (DDL_MAX_CPU_ID + 1)); /* any list the parser accepts fits */

@@ -22,6 +22,17 @@ for layout in "4 2 2" "3 1 0"; do
     fi
 done
 
+# A program that ends without destroy() or ddl.finalize() exits 0 everywhere.
+for helpers in collective serve; do
+    out=$(DDL_LANES=2 DDL_HELPERS=$helpers timeout 120 $MPIRUN -n 4 $PY "$top_srcdir/tests/python/test_exit.py" 2>&1 < /dev/null)
+    rc=$?
+    if [ $rc -eq 0 ] && ! grep -qi "improperly\|MPI_ABORT\|Traceback" <<< "$out"; then
+        pass "a program without teardown exits 0 ($helpers helpers)"
+    else
+        fail "a program without teardown ($helpers helpers): exit $rc"; echo "$out" | tail -15
+    fi
+done
+
 cluster=$top_srcdir/tests/slurm/cluster.sh
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ]; then
     echo "the DDP comparison needs root, Slurm and the built plugin: not run"
@@ -49,6 +60,15 @@ if train gloo 1 > "$dir/gloo.txt" 2>&1 && train ddl 2 > "$dir/ddl.txt" 2>&1; the
     fi
 else
     fail "a training run failed"; tail -20 "$dir"/*.txt
+fi
+# Under srun, helpers running ddl-helper: the owners' program ends without
+# teardown, the helpers leave with them, and the step exits 0.
+out=$(timeout 120 srun -N2 --gpus-per-node=1 --ddl-lanes=2 $PY "$top_srcdir/tests/python/test_exit.py" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && ! grep -qi "leaving\|MPI_ABORT\|Traceback" <<< "$out"; then
+    pass "srun: a program without teardown exits 0 (helpers run ddl-helper)"
+else
+    fail "srun: a program without teardown: exit $rc"; echo "$out" | tail -15
 fi
 rm -rf "$dir"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"

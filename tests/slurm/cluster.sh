@@ -10,7 +10,8 @@
 #   tests/slurm/cluster.sh env             print the exports a client needs
 #
 # State lives in $DDL_CLUSTER_DIR (default /tmp/ddl-cluster-$UID).  stop ends only
-# the daemons this script started (by their pid files) and removes the directory.
+# the daemons this script started (by their pid files) and the step daemons of
+# their jobs (by the files they hold in the directory), and removes the directory.
 #
 # DDL_CLUSTER_TASK=cgroup runs what sites run, TaskPlugin=task/affinity,task/cgroup
 # with a cpuset per step, on nodes declared with this host's real CPUs (slurmd
@@ -38,6 +39,16 @@ ctld_port=${DDL_CLUSTER_PORT:-16817}
 die() { echo "cluster: $*" >&2; exit 1; }
 
 pids_of() { cat "$dir"/run/*.pid 2>/dev/null || true; }
+# This cluster's step daemons: they hold files under $dir (the slurmd spool's
+# step sockets, the logs) open.  One that hangs (seen after a PMIx
+# "UNREACHABLE") outlives its slurmd and its job unless ended here.
+stepds_of() {
+    local p
+    for p in $(pgrep -x slurmstepd 2>/dev/null); do
+        ls -l "/proc/$p/fd" 2>/dev/null | grep -q -- "-> $dir/" && echo "$p"
+    done
+    return 0
+}
 
 netns=${DDL_CLUSTER_NETNS:-}
 # Run a command in the namespace of the hub (slurmctld, clients) or of node N.
@@ -165,7 +176,7 @@ start() {
     [ "$(id -u)" -eq 0 ] || die "must run as root (it starts munged, slurmctld and slurmd)"
     [ -n "${DDL_CLUSTER_PLUGSTACK:-}" ] || [ -f "$top_builddir/.libs/spank_ddl.so" ] ||
         die "build the plugin first ($top_builddir/.libs/spank_ddl.so)"
-    if [ -n "$(pids_of)" ]; then stop; fi
+    if [ -n "$(pids_of)$(stepds_of)" ]; then stop; fi
     rm -rf "$dir"
     mkdir -p "$dir"
     write_config "$nodes"
@@ -188,11 +199,14 @@ stop() {
         for job in $(in_hub squeue -h -o %i 2>/dev/null); do in_hub scancel "$job" 2>/dev/null || true; done
         for _ in $(seq 50); do [ -z "$(in_hub squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.2; done
     fi
-    pids=$(pids_of)
+    pids="$(pids_of) $(stepds_of)"
     for p in $pids; do kill "$p" 2>/dev/null || true; done
     for p in $pids; do
         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$p" 2>/dev/null || true
+    done
+    for p in $pids; do # gone (and reaped) before the caller looks
+        for _ in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     done
     rm -rf "$dir"
 }

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # ddl-topo on a node larger than any fixed array: 9,000 cores, one GPU per
-# socket (an hwloc XML made here with lstopo), in text and JSON.
+# socket (an hwloc XML made here with lstopo), in text and JSON; on a node
+# where hwloc finds no GPU, a message about what hwloc sees and how to plan
+# anyway, not advice to request GPUs.
 set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_srcdir=${top_srcdir:-$top_builddir}
@@ -29,5 +31,14 @@ t = d["tasks"]
 assert [len(x["cores"]) for x in t] == [4497, 1, 1, 1] * 2, [len(x["cores"]) for x in t]
 assert all(c >= 4500 for x in t[4:] for c in x["cores"])' <<< "$json" || { echo "FAIL: JSON"; fails=1; }
 grep -q "owner .* 0-4496$" <<< "$out" || { echo "FAIL: owner 0 cores in text: $(grep -m1 owner <<< "$out")"; fails=1; }
-[ $fails -eq 0 ] && echo "PASS: ddl-topo on a 9,000-core node (4,500 cores local to each GPU, more than the old fixed array; owners on 4,497) (text and JSON)"
+nogpu=$("$top_builddir/ddl-topo" --xml "$top_srcdir/tests/fixtures/no-gpu.xml" --lanes 2 2>&1)
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "hwloc finds no GPU" <<< "$nogpu" || ! grep -q -- "--gpus LIST" <<< "$nogpu" ||
+        grep -q -- "--gpus-per-node" <<< "$nogpu"; then
+    echo "FAIL: no GPU seen: exit $rc: $nogpu"; fails=1
+fi
+planned=$("$top_builddir/ddl-topo" --xml "$top_srcdir/tests/fixtures/no-gpu.xml" --lanes 2 --gpus 0-1 2>&1) ||
+    { echo "FAIL: no GPU seen, --gpus 0-1: $planned"; fails=1; }
+grep -q "plan: 2 GPUs x 2 lanes = 4 tasks" <<< "$planned" || { echo "FAIL: no plan for --gpus 0-1: $planned"; fails=1; }
+[ $fails -eq 0 ] && echo "PASS: ddl-topo on a 9,000-core node (4,500 cores local to each GPU, more than the old fixed array; owners on 4,497) (text and JSON); no GPU seen: what hwloc sees and --gpus"
 exit $fails
