@@ -44,6 +44,11 @@ fi
 cd "$work"
 man -w ddl-bench > /dev/null 2>&1 && man -w spank_ddl > /dev/null 2>&1 && man -w ddl_allreduce > /dev/null 2>&1 &&
     pass "man ddl-bench, spank_ddl and ddl_allreduce" || fail "man pages not found after install"
+missing=
+for f in $(sed -nE 's/^[A-Za-z_ ]*[ *(](ddl_[a-z0-9_]+)\)? ?\(.*/\1/p' /usr/include/ddl.h /usr/include/ddl/status.h | sort -u); do
+    man -w "$f" > /dev/null 2>&1 || missing="$missing $f"
+done
+[ -z "$missing" ] && pass "man finds every function of the installed headers" || fail "no man page for:$missing"
 cat > hello.c <<'C'
 #include <ddl.h>
 #include <stdio.h>

@@ -33,6 +33,15 @@ for a in $(sed -n 's/^#   \([a-z_]*\)=.*/\1/p' "$top_srcdir/etc/plugstack.conf.d
     grep -q -- "^\*$a\*=" "$man/spank_ddl.8.scd" || fail "the plugstack argument $a= is not in spank_ddl.8"
     checked=$((checked + 1))
 done
+# Every function of the public headers has a section-3 entry (an alias of
+# libddl(3), installed) and libddl(3) describes it.
+for f in $(cat "$top_srcdir/include/ddl.h" "$top_srcdir/include/ddl/status.h" |
+        sed -nE 's/^[A-Za-z_ ]*[ *(](ddl_[a-z0-9_]+)\)? ?\(.*/\1/p' | sort -u); do
+    checked=$((checked + 1))
+    grep -qx '\.so man3/libddl\.3' "$man/$f.3" 2> /dev/null || { fail "$f has no man page ($man/$f.3)"; continue; }
+    grep -q "man/$f\.3" "$top_srcdir/Makefile.am" || fail "man/$f.3 is not installed (MAN_ALIASES in Makefile.am)"
+    documented "$man/libddl.3.scd" "$f" || fail "libddl.3 does not describe $f"
+done
 # The built pages (with scdoc) render, and man has nothing to say about them.
 if command -v man > /dev/null; then
     for page in "$top_builddir"/man/*.[1378]; do
