@@ -42,6 +42,20 @@ for f in $(cat "$top_srcdir/include/ddl.h" "$top_srcdir/include/ddl/status.h" |
     grep -q "man/$f\.3" "$top_srcdir/Makefile.am" || fail "man/$f.3 is not installed (MAN_ALIASES in Makefile.am)"
     documented "$man/libddl.3.scd" "$f" || fail "libddl.3 does not describe $f"
 done
+# The built pages name real paths, not the placeholders of their sources, and
+# refer only to pages that exist (Slurm has no plugstack.conf(5): spank(8)).
+for page in "$top_builddir"/man/*.[1378]; do
+    [ -f "$page" ] && ! grep -q '^\.so ' "$page" || continue
+    checked=$((checked + 1))
+    left=$(grep -oE '@[A-Z]+@|\b(sysconfdir|datadir|plugindir|bindir)\b' "$page" | sort -u | tr '\n' ' ')
+    [ -z "$left" ] || fail "$(basename "$page") shows placeholders instead of paths: $left"
+    ! grep -q 'plugstack\.\\&conf\\fR(5)\|plugstack.conf\\fR(5)' "$page" || fail "$(basename "$page") refers to plugstack.conf(5)"
+done
+# One rail formula: the code's (spank/options.c), in both pages that state it.
+for page in spank_ddl.8 ddl-lanes.7; do
+    checked=$((checked + 1))
+    grep -q '(_k_ _G_ + _g_) mod _R_' "$man/$page.scd" || fail "$page does not give the rails as (k G + g) mod R"
+done
 # The built pages (with scdoc) render, and man has nothing to say about them.
 if command -v man > /dev/null; then
     for page in "$top_builddir"/man/*.[1378]; do
