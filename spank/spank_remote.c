@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,9 +81,28 @@ static int step_gpus(spank_t sp)
     return n;
 }
 
-/* torch.distributed's env:// rendezvous for the owners: the step's first node,
- * and a port that concurrent steps do not share (port.h).  Values the user set
- * are kept. */
+/* The first node's name when it resolves (as on sites with DNS for their
+ * nodes), else its NodeAddr from slurmctld (one RPC, only then): a rendezvous
+ * at a name that does not resolve waits until killed. */
+static void reachable_address(const char *node, char *out, size_t len)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    snprintf(out, len, "%s", node);
+    if (getaddrinfo(node, NULL, &hints, &res) == 0) {
+        freeaddrinfo(res);
+        return;
+    }
+    node_info_msg_t *msg = NULL;
+    if (slurm_load_node_single(&msg, (char *)node, SHOW_ALL) == 0 && msg && msg->record_count > 0 &&
+        msg->node_array[0].node_addr && msg->node_array[0].node_addr[0])
+        snprintf(out, len, "%s", msg->node_array[0].node_addr);
+    if (msg)
+        slurm_free_node_info_msg(msg);
+}
+
+/* torch.distributed's env:// rendezvous for the owners: the step's first node
+ * (an address that resolves), and a port that concurrent steps do not share
+ * (port.h).  Values the user set are kept. */
 static void rendezvous(spank_t sp)
 {
     char buf[4096];
@@ -95,7 +115,7 @@ static void rendezvous(spank_t sp)
         hostlist_t hl = slurm_hostlist_create(buf);
         char *first = hl ? slurm_hostlist_shift(hl) : NULL;
         if (first)
-            snprintf(remote.master_addr, sizeof(remote.master_addr), "%s", first);
+            reachable_address(first, remote.master_addr, sizeof(remote.master_addr));
         free(first);
         if (hl)
             slurm_hostlist_destroy(hl);

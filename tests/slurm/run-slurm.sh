@@ -55,6 +55,8 @@ check_env() {
                [ "$(field local_rank "$line")" != "$gpu" ] || [ "$(field local_world "$line")" != "$gpus" ]; then
                 ok=0; echo "wrong owner RANK/WORLD_SIZE/LOCAL_*: $line"
             fi
+            # The test cluster's node names do not resolve: the rendezvous is at an address that does.
+            getent ahosts "$(field master "$line")" > /dev/null || { ok=0; echo "MASTER_ADDR does not resolve: $line"; }
         elif [ "$rank" != - ]; then
             ok=0; echo "a helper has RANK: $line"
         fi

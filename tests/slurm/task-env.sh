@@ -9,5 +9,5 @@ echo "TASK node=${SLURM_NODEID:-} local=${SLURM_LOCALID:-} host=$(hostname) gpu=
      "lanes=${DDL_LANES:-} gpus=${DDL_GPUS_PER_NODE:-} role=${DDL_ROLE:-} core=${DDL_CORE:-}" \
      "ddl_node=${DDL_NODE:-} nnodes=${DDL_NNODES:-} helpers=${DDL_HELPERS:-} cvd=${CUDA_VISIBLE_DEVICES:-}" \
      "order=${CUDA_DEVICE_ORDER:-} rank=${RANK:--} world=${WORLD_SIZE:--} local_rank=${LOCAL_RANK:--}" \
-     "local_world=${LOCAL_WORLD_SIZE:--} port=${MASTER_PORT:--} dcores=${DDL_CORES:-} omp=${OMP_NUM_THREADS:-}" \
+     "local_world=${LOCAL_WORLD_SIZE:--} master=${MASTER_ADDR:--} port=${MASTER_PORT:--} dcores=${DDL_CORES:-} omp=${OMP_NUM_THREADS:-}" \
      "cpt=${SLURM_CPUS_PER_TASK:-} cgroup=$cgroup cpus=$cpus"
