@@ -24,6 +24,8 @@
 
 typedef enum { MODE_BOTH, MODE_DDL, MODE_MPI } mode_t_;
 
+#define BENCH_MAX_AGG 1024 /* -m: the most collectives in one timed iteration */
+
 /* How the owners' per-call medians combine into the reported time, as
  * nccl-tests' -a: rank 0's, their mean, the fastest, the slowest. */
 typedef enum { AVERAGE_RANK0, AVERAGE_MEAN, AVERAGE_MIN, AVERAGE_MAX } average_t;
@@ -31,6 +33,8 @@ typedef enum { AVERAGE_RANK0, AVERAGE_MEAN, AVERAGE_MIN, AVERAGE_MAX } average_t
 typedef struct {
     bench_sweep_t sweep;
     long warmup;
+    long agg;     /* -m: collectives per timed iteration (nccl-tests' agg_iters); the time is per collective */
+    int blocking; /* -z 1: each collective is a blocking call; 0: an iteration's are posted, then waited for */
     int settle; /* -w not given: the warm-up goes on while the size's choice is not settled */
     int check, shared, force;
     average_t average;
@@ -50,7 +54,7 @@ typedef struct {
     double oop_us, ip_us, mpi_us;
     double floor_us; /* one node: the memory floor, 0 otherwise */
     long oop_wrong, ip_wrong;
-    char choice[48]; /* ddl_comm_choice after the out-of-place calls; "" with -m mpi */
+    char choice[48]; /* ddl_comm_choice after the out-of-place calls; "" with --mode mpi */
 } row_t;
 
 static const char *const dtype_names[] = {"float", "double", "half", "bfloat16", "int8", "uint8",
@@ -65,7 +69,11 @@ static void usage(FILE *f)
             "  -b, --minbytes BYTES      smallest size (default 8; K, M, G suffixes)\n"
             "  -e, --maxbytes BYTES      largest size (default 64M)\n"
             "  -f, --stepfactor FACTOR   size multiplier between steps (default 2)\n"
+            "  -i, --stepbytes BYTES     size increment between steps, in place of -f\n"
             "  -n, --iters ITERS         timed iterations per size (default 20)\n"
+            "  -m, --agg_iters N         collectives per timed iteration; the time is per collective (default 1)\n"
+            "  -z, --blocking 0|1        1: blocking calls (default); 0: an iteration's -m collectives are\n"
+            "                            posted (ddl_iallreduce, MPI_Iallreduce), then waited for together\n"
             "  -w, --warmup_iters ITERS  warm-up iterations per size (default: 5, then more while online\n"
             "                            selection is still timing candidates for the size)\n"
             "  -c, --check 0|1           check results against an independent reference (default 1)\n"
@@ -74,7 +82,10 @@ static void usage(FILE *f)
             "  -o, --op OP               sum (default), prod, min, max, avg, or all\n"
             "  -a, --average 0|1|2|3     the owners' medians combined: rank 0, mean, min, max (default 3:\n"
             "                            the slowest owner)\n"
-            "  -m, --mode MODE           both (default), ddl or mpi\n"
+            "      --mode MODE           both (default), ddl or mpi\n"
+            "  -r, --root ROOT           accepted, as nccl-tests' all_reduce_perf does: an allreduce has no root\n"
+            "  -t, --nthreads 1; -g, --ngpus 1; -G, --cudagraph 0: nccl-tests' options, one thread and one GPU\n"
+            "                            per process, host calls (other values are refused)\n"
             "  -B, --buffers KIND        owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
             "  -J, --json FILE           also write the results as JSON (an existing FILE only with --force)\n"
             "      --force               overwrite the JSON file\n"
@@ -97,20 +108,23 @@ static int parse_list(const char *arg, const char *const *names, int count, int 
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20}, .warmup = 5, .settle = 1, .check = 1,
+    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20, 0}, .warmup = 5, .agg = 1, .blocking = 1, .settle = 1, .check = 1,
                   .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1, .nops = 1,
                   .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
     long v;
-    enum { OPT_FORCE = 256 };
-    /* nccl-tests' long names. */
+    enum { OPT_FORCE = 256, OPT_MODE };
+    /* nccl-tests' letters and long names mean what they mean there; the mode
+     * has a long name only (nccl-tests' -m is the aggregation count). */
     static const struct option longopts[] = {
         BENCH_SWEEP_LONGOPTS, {"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
         {"datatype", required_argument, 0, 'd'}, {"op", required_argument, 0, 'o'},
-        {"average", required_argument, 0, 'a'}, {"mode", required_argument, 0, 'm'},
-        {"buffers", required_argument, 0, 'B'}, {"json", required_argument, 0, 'J'},
-        {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "w:c:d:o:a:m:B:J:h", longopts, NULL)) != -1) {
+        {"average", required_argument, 0, 'a'}, {"agg_iters", required_argument, 0, 'm'},
+        {"blocking", required_argument, 0, 'z'}, {"root", required_argument, 0, 'r'},
+        {"mode", required_argument, 0, OPT_MODE}, {"buffers", required_argument, 0, 'B'},
+        {"json", required_argument, 0, 'J'}, {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "w:c:d:o:a:m:z:r:B:J:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (bench_sweep_option(c, optarg, &o->sweep, &bad) ? 0 : c) {
         case 0: break; /* a sweep option */
@@ -130,7 +144,18 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             for (int i = 0; !bad && i < o->nops; i++)
                 o->ops[i] = (ddl_redop_t)list[i];
             break;
-        case 'm': bad = ddl_parse_enum(optarg, mode_names, &idx); o->mode = (mode_t_)idx; break;
+        case 'm':
+            if (ddl_parse_enum(optarg, mode_names, &idx) == 0) { /* ddl-bench's old -m MODE */
+                fprintf(stderr, "ddl-bench: -m is nccl-tests' aggregation count (an integer); the mode is "
+                        "--mode %s\n", optarg);
+                bad = BENCH_OPT_REFUSED;
+            } else {
+                bad = ddl_parse_long(optarg, 1, BENCH_MAX_AGG, &o->agg);
+            }
+            break;
+        case 'z': bad = ddl_parse_long(optarg, 0, 1, &v); o->blocking = (int)v; break;
+        case 'r': bad = ddl_parse_long(optarg, 0, 1 << 30, &v); break; /* no root to use */
+        case OPT_MODE: bad = ddl_parse_enum(optarg, mode_names, &idx); o->mode = (mode_t_)idx; break;
         case 'B':
             bad = strcmp(optarg, "shared") && strcmp(optarg, "staged");
             o->shared = strcmp(optarg, "shared") == 0;
@@ -140,11 +165,15 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return -1;
         }
-        if (bad) {
-            fprintf(stderr, "ddl-bench: invalid value '%s' for -%c\n", optarg, c);
+        if (bad && bad != BENCH_OPT_REFUSED) {
+            if (c == OPT_MODE)
+                fprintf(stderr, "ddl-bench: invalid value '%s' for --mode\n", optarg);
+            else
+                fprintf(stderr, "ddl-bench: invalid value '%s' for -%c\n", optarg, c);
             usage(stderr);
-            return -1;
         }
+        if (bad)
+            return -1;
     }
     if (bench_sweep_check("ddl-bench", argc, argv, &o->sweep, 1) != 0)
         return -1;
@@ -242,6 +271,50 @@ static ddl_status_t call_ddl(bench_t *b, const opts_t *o, size_t count, int inpl
     return ddl_allreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm);
 }
 
+/* One timed iteration's ddl collectives: -m of them, blocking calls (-z 1)
+ * or all posted, then waited for in order (-z 0).  The first failure. */
+static ddl_status_t ddl_iteration(bench_t *b, const opts_t *o, size_t count, int inplace)
+{
+    if (o->blocking || o->agg == 1) {
+        ddl_status_t first = DDL_OK;
+        for (long k = 0; k < o->agg; k++) {
+            ddl_status_t st = call_ddl(b, o, count, inplace);
+            first = first == DDL_OK ? st : first;
+        }
+        return first;
+    }
+    int owner = b->info.role == DDL_ROLE_OWNER;
+    const void *s = owner ? (inplace ? DDL_IN_PLACE : b->send) : NULL;
+    ddl_request_t *req[BENCH_MAX_AGG];
+    ddl_status_t first = DDL_OK;
+    long posted = 0;
+    for (; posted < o->agg && first == DDL_OK; posted++)
+        first = ddl_iallreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm, &req[posted]);
+    if (first != DDL_OK)
+        posted--; /* the refused one made no request */
+    for (long k = 0; k < posted; k++) {
+        ddl_status_t st = ddl_wait(req[k]);
+        first = first == DDL_OK ? st : first;
+        ddl_request_free(req[k]);
+    }
+    return first;
+}
+
+/* The same for the MPI baseline on the owners. */
+static void mpi_iteration(bench_t *b, const opts_t *o, size_t count, int inplace, MPI_Datatype mt, MPI_Op mo)
+{
+    const void *s = inplace ? MPI_IN_PLACE : b->send;
+    if (o->blocking || o->agg == 1) {
+        for (long k = 0; k < o->agg; k++)
+            MPI_Allreduce(s, b->recv, (int)count, mt, mo, b->owners);
+        return;
+    }
+    MPI_Request req[BENCH_MAX_AGG];
+    for (long k = 0; k < o->agg; k++)
+        MPI_Iallreduce(s, b->recv, (int)count, mt, mo, b->owners, &req[k]);
+    MPI_Waitall((int)o->agg, req, MPI_STATUSES_IGNORE);
+}
+
 /* The owners' values (their medians) combined as -a says, in place; the
  * owners only. */
 static void combine(const bench_t *b, const opts_t *o, double *v, int n)
@@ -288,14 +361,14 @@ static void one_round(bench_t *b, const opts_t *o, size_t count, int inplace, co
                 continue;
             MPI_Barrier(b->owners);
             t[2] = MPI_Wtime();
-            MPI_Allreduce(inplace ? MPI_IN_PLACE : b->send, b->recv, (int)count, *mt, *mo, b->owners);
+            mpi_iteration(b, o, count, inplace, *mt, *mo);
             t[3] = MPI_Wtime();
             continue;
         }
         if (owner)
             MPI_Barrier(b->owners);
         t[0] = MPI_Wtime();
-        ddl_status_t st = call_ddl(b, o, count, inplace);
+        ddl_status_t st = ddl_iteration(b, o, count, inplace);
         t[1] = MPI_Wtime();
         if (st != DDL_OK && !*err) {
             fprintf(stderr, "ddl-bench: rank %d: ddl_allreduce: %s: %s\n", b->info.rank, ddl_status_string(st),
@@ -324,8 +397,8 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
     for (size_t k = 0; k < iters; k++, it++) {
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
-        ddl_t[k] = t[1] - t[0];
-        mpi_t[k] = t[3] - t[2];
+        ddl_t[k] = (t[1] - t[0]) / (double)o->agg;
+        mpi_t[k] = (t[3] - t[2]) / (double)o->agg;
     }
     double med[2] = {bench_median(ddl_t, iters) * 1e6, bench_median(mpi_t, iters) * 1e6};
     if (owner)
@@ -337,7 +410,7 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
     return med[0];
 }
 
-/* The MPI baseline alone (-m mpi). */
+/* The MPI baseline alone (--mode mpi). */
 static double time_mpi(bench_t *b, const opts_t *o, size_t count)
 {
     MPI_Datatype mt;
@@ -348,9 +421,9 @@ static double time_mpi(bench_t *b, const opts_t *o, size_t count)
     for (long it = 0; it < o->warmup + o->sweep.iters; it++) {
         MPI_Barrier(b->owners);
         double t0 = MPI_Wtime();
-        MPI_Allreduce(b->send, b->recv, (int)count, mt, mo, b->owners);
+        mpi_iteration(b, o, count, 0, mt, mo);
         if (it >= o->warmup)
-            t[it - o->warmup] = MPI_Wtime() - t0;
+            t[it - o->warmup] = (MPI_Wtime() - t0) / (double)o->agg;
     }
     double med = bench_median(t, (size_t)o->sweep.iters) * 1e6;
     combine(b, o, &med, 1);
@@ -452,9 +525,14 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
            DDL_VERSION_STRING, b->info.nnodes, b->info.gpus_per_node, b->info.lanes, b->info.size,
            b->serve ? "serve" : "collective", o->shared ? "shared (ddl_malloc)" : "staged (malloc)",
            algo ? algo : "auto");
-    printf("# minBytes %zu maxBytes %zu step: %ld(factor) warmup iters: %ld%s iters: %ld validation: %d\n",
-           o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->warmup,
-           o->settle ? " (then until the choice is settled)" : "", o->sweep.iters, o->check);
+    char step[48];
+    if (o->sweep.step_bytes)
+        snprintf(step, sizeof(step), "%zu(bytes)", o->sweep.step_bytes);
+    else
+        snprintf(step, sizeof(step), "%ld(factor)", o->sweep.factor);
+    printf("# minBytes %zu maxBytes %zu step: %s warmup iters: %ld%s iters: %ld agg iters: %ld validation: %d "
+           "blocking: %d\n", o->sweep.min_bytes, o->sweep.max_bytes, step, o->warmup,
+           o->settle ? " (then until the choice is settled)" : "", o->sweep.iters, o->agg, o->check, o->blocking);
     printf("#\n# Using devices (owners; each GPU's %d lane(s) run on its node)\n", b->info.lanes);
     for (int r = 0; r < b->info.owner_size; r++)
         printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
@@ -581,11 +659,11 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
     fprintf(f, "],\n  \"layout\": {\"nodes\": %d, \"gpus_per_node\": %d, \"lanes\": %d, \"ranks\": %d, \"owners\": %d, "
                "\"helpers\": \"%s\", \"buffers\": \"%s\"},\n", b->info.nnodes, b->info.gpus_per_node, b->info.lanes,
             b->info.size, n, b->serve ? "serve" : "collective", o->shared ? "shared" : "staged");
-    fprintf(f, "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %ld, \"iters\": %ld, "
-               "\"warmup_iters\": %ld, \"warmup_until_settled\": %s, \"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n",
-            o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->sweep.iters, o->warmup,
-            o->settle ? "true" : "false", o->check, (int)o->average,
-            mode_names[o->mode]);
+    fprintf(f, "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %ld, \"stepbytes\": %zu, "
+               "\"iters\": %ld, \"agg_iters\": %ld, \"blocking\": %d, \"warmup_iters\": %ld, \"warmup_until_settled\": %s, "
+               "\"check\": %d, \"average\": %d, \"mode\": \"%s\"},\n",
+            o->sweep.min_bytes, o->sweep.max_bytes, o->sweep.factor, o->sweep.step_bytes, o->sweep.iters, o->agg,
+            o->blocking, o->warmup, o->settle ? "true" : "false", o->check, (int)o->average, mode_names[o->mode]);
     fputs("  \"hosts\": [", f);
     for (int r = 0, first = 1; r < n; r++) {
         int seen = 0;
@@ -698,7 +776,7 @@ int main(int argc, char **argv)
     }
     /* A row for every size of every type and op (-d all, -o all). */
     int per_combo = 0;
-    for (size_t bytes = o.sweep.min_bytes; bytes <= o.sweep.max_bytes; bytes *= (size_t)o.sweep.factor)
+    for (size_t bytes = o.sweep.min_bytes; bytes; bytes = bench_sweep_next(&o.sweep, bytes))
         per_combo++;
     row_t *rows = calloc((size_t)(per_combo * o.ndtypes * o.nops), sizeof(row_t));
     int nrows = 0;
@@ -719,7 +797,7 @@ int main(int argc, char **argv)
                 cur.dtype = o.dtypes[t];
                 cur.op = o.ops[k];
                 size_t esize = ddl_dtype_size(cur.dtype);
-                for (size_t bytes = o.sweep.min_bytes; bytes <= o.sweep.max_bytes; bytes *= (size_t)o.sweep.factor) {
+                for (size_t bytes = o.sweep.min_bytes; bytes; bytes = bench_sweep_next(&o.sweep, bytes)) {
                     row_t *r = &rows[nrows];
                     *r = (row_t){.dtype = cur.dtype, .op = cur.op, .count = bytes / esize};
                     r->bytes = r->count * esize;
@@ -744,7 +822,7 @@ int main(int argc, char **argv)
     int timed = 0;
     for (int i = 0; i < nrows; i++) {
         wrong += rows[i].oop_wrong + rows[i].ip_wrong;
-        /* -m mpi has only the baseline: its average is the baseline's. */
+        /* --mode mpi has only the baseline: its average is the baseline's. */
         double us = o.mode == MODE_MPI ? rows[i].mpi_us : rows[i].oop_us;
         if (us > 0) {
             busbw_sum += algbw(rows[i].bytes, us) * bus_factor(b.info.owner_size);

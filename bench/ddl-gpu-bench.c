@@ -103,14 +103,16 @@ static void usage(FILE *f)
                "  -b, --minbytes BYTES  smallest size (default 4K; K, M, G suffixes)\n"
                "  -e, --maxbytes BYTES  largest size (default 256M)\n"
                "  -f, --stepfactor F    size multiplier between steps (default 4)\n"
+               "  -i, --stepbytes BYTES size increment between steps, in place of -f\n"
                "  -n, --iters ITERS     timed calls per size, median reported (default 20)\n"
+               "  -t 1, -g 1, -G 0      nccl-tests' threads, GPUs per thread, CUDA graphs: only these values\n"
                "  -h, --help; --version\n");
 }
 
 /* nccl-tests' names, as ddl-bench; 1: --help answered, -1: a mistake. */
 static int parse_opts(int argc, char **argv, bench_sweep_t *o)
 {
-    *o = (bench_sweep_t){4096, MAX_BYTES, 4, 20};
+    *o = (bench_sweep_t){4096, MAX_BYTES, 4, 20, 0};
     static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "h", longopts, NULL)) != -1) {
@@ -123,10 +125,10 @@ static int parse_opts(int argc, char **argv, bench_sweep_t *o)
             usage(stderr);
             return -1;
         }
-        if (bad) {
+        if (bad && bad != BENCH_OPT_REFUSED)
             fprintf(stderr, "ddl-gpu-bench: invalid value '%s' for -%c\n", optarg, c);
+        if (bad)
             return -1;
-        }
     }
     return bench_sweep_check("ddl-gpu-bench", argc, argv, o, 4);
 }
@@ -171,7 +173,7 @@ int main(int argc, char **argv)
         printf("%12s %10s %10s %10s %9s %9s %9s\n", "bytes", "ddl_us", "copy_us", "mpi_us", "busbw", "ddl/copy",
                "speedup");
     }
-    for (size_t bytes = o.min_bytes / 4 * 4; bytes <= o.max_bytes; bytes *= (size_t)o.factor) {
+    for (size_t bytes = o.min_bytes / 4 * 4; bytes; bytes = bench_sweep_next(&o, bytes)) {
         double ddl_us = timed(&b, bytes, run_ddl), copy_us = timed(&b, bytes, run_copy),
                mpi_us = timed(&b, bytes, run_mpi);
         if (b.info.rank == 0)

@@ -10,7 +10,7 @@
 #   ddl-plot [--script FILE] RESULT.json OUT.png [LINK_LIMIT_GBPS] [TITLE]   (installed; bench/plot-bench.sh here)
 #
 # Several JSON files may be joined with commas (e.g. a ddl run and a separate
-# -m mpi run): ddl curves come from files that have ddl times, MPI from those
+# --mode mpi run): ddl curves come from files that have ddl times, MPI from those
 # that have MPI times, and the speed-up from sizes that have both.
 set -euo pipefail
 usage() { echo "usage: ddl-plot [--script FILE] RESULT.json[,MORE.json] OUT.png [LINK_LIMIT_GBPS] [TITLE]   (needs gnuplot)"; }

@@ -43,15 +43,15 @@ PY
 }
 check_json "$dir/out.json" 5 both && pass "JSON: nested out_of_place / in_place / mpi, hosts, ranks, environment, timestamp" ||
     fail "JSON output does not parse or is incomplete"
-# A file that exists is kept unless --force; -m mpi has nulls; -d all -o all runs every type and op.
+# A file that exists is kept unless --force; --mode mpi has nulls; -d all -o all runs every type and op.
 out=$(timeout 60 $MPIRUN -n 4 "$top_builddir/ddl-bench" -J "$dir/out.json" 2>&1)
 [ $? -eq 2 ] && grep -q "out.json exists: give another -J file, or --force" <<< "$out" &&
     pass "an existing JSON file is not overwritten without --force" || fail "existing -J file: $out"
-if DDL_NODE_SIZE=2 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 64 -e 64 -n 2 -w 0 -m mpi -J "$dir/out.json" \
+if DDL_NODE_SIZE=2 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 64 -e 64 -n 2 -w 0 --mode mpi -J "$dir/out.json" \
     --force > "$dir/mpi.txt" 2>&1 && check_json "$dir/out.json" 1 mpi && ! grep -q "Avg bus bandwidth    : 0$" "$dir/mpi.txt"; then
-    pass "-m mpi: no ddl timings (null), a real average bus bandwidth"
+    pass "--mode mpi: no ddl timings (null), a real average bus bandwidth"
 else
-    fail "-m mpi"; cat "$dir/mpi.txt"
+    fail "--mode mpi"; cat "$dir/mpi.txt"
 fi
 if DDL_NODE_SIZE=2 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1K -e 1K -n 2 -w 0 -d all -o all -a 1 \
     -J "$dir/all.json" > "$dir/all.txt" 2>&1 && check_json "$dir/all.json" 50 both &&
@@ -67,6 +67,25 @@ if timeout 60 $MPIRUN -n 2 "$top_builddir/ddl-bench" -d complex > /dev/null 2>&1
 else
     pass "bad option rejected"
 fi
+# nccl-tests' options mean what they mean there: -i steps by bytes, -m
+# aggregates (here with -z 0: posted, then waited for), -t/-g/-G with their
+# neutral values and -r are accepted; other values, and -m with a mode, are
+# refused with what to do instead.
+out=$(DDL_NODE_SIZE=2 timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1K -e 4K -i 1K -m 4 -z 0 -n 3 -w 1 \
+    -t 1 -g 1 -G 0 -r 0 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q "step: 1024(bytes) .* agg iters: 4 .* blocking: 0" <<< "$out" &&
+        [ "$(grep -cE '^ +(1024|2048|3072|4096) ' <<< "$out")" -eq 4 ] && grep -q '^# Out of bounds values : 0 OK' <<< "$out"; then
+    pass "nccl-tests' -i 1K -m 4 -z 0 -t 1 -g 1 -G 0 -r 0: 4 sizes by 1 KiB, 4 collectives an iteration, checked"
+else
+    fail "nccl-tests' options (exit $rc)"; tail -8 <<< "$out"
+fi
+for refused in "-m ddl:--mode ddl" "-g 2:one GPU per process" "-t 8:one thread per process" "-G 1:no CUDA graphs"; do
+    out=$(timeout 10 "$top_builddir/ddl-bench" ${refused%%:*} 2>&1)
+    rc=$?
+    [ $rc -eq 2 ] && grep -q -- "${refused#*:}" <<< "$out" && pass "ddl-bench ${refused%%:*}: refused, '${refused#*:}'" ||
+        fail "ddl-bench ${refused%%:*}: exit $rc: $out"
+done
 # DDL_DEBUG=VERSION: the version once per job (2 ranks, one line), with
 # DDL_DEBUG_TIMESTAMP's UTC time in front.
 version=$(sed -n 's/^#define DDL_VERSION_STRING "\(.*\)"/\1/p' "$top_builddir/include/ddl/version.h")

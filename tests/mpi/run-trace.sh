@@ -11,7 +11,7 @@ before=$(shm_segments)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 if DDL_TRACE="$dir/trace-%r.json" DDL_NODE_SIZE=2 DDL_LANES=2 timeout 300 $MPIRUN -n 4 \
-    "$top_builddir/ddl-bench" -b 1M -e 1M -n 2 -w 0 -m ddl > "$dir/out.txt" 2>&1 &&
+    "$top_builddir/ddl-bench" -b 1M -e 1M -n 2 -w 0 --mode ddl > "$dir/out.txt" 2>&1 &&
     DDL_TRACE="$dir/req-%r.json" DDL_NODE_SIZE=2 DDL_LANES=2 DDL_TEST_MPI_THREAD=multiple DDL_ALGO=lane \
     DDL_CHUNK_SIZE=64K DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 \
     "$top_builddir/tests/mpi/ddl-test-iallreduce" > "$dir/iall.txt" 2>&1; then

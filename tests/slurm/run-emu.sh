@@ -17,7 +17,7 @@ trap '"$emu" stop > /dev/null 2>&1' EXIT
 "$emu" start 2 2 1gbit > /dev/null || { fail "the emulated cluster did not start"; finish; exit 1; }
 export OMPI_MCA_mpi_yield_when_idle=1
 before=$("$emu" counters)
-out=$("$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" -m ddl \
+out=$("$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" --mode ddl \
     -b 1M -e 4M -f 4 -n 2 -w 1 2>&1)
 after=$("$emu" counters)
 if grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q '2 nodes x 1 GPUs x 2 lanes' <<< "$out"; then
@@ -45,7 +45,7 @@ done <<< "$after"
 # node and 2 lanes, between two readings of the counters.
 owners_mpi() {
     before=$("$emu" counters)
-    "$emu" run timeout 300 srun -N2 --gpus-per-node="$1" --ddl-lanes=2 "$top_builddir/ddl-bench" -m mpi \
+    "$emu" run timeout 300 srun -N2 --gpus-per-node="$1" --ddl-lanes=2 "$top_builddir/ddl-bench" --mode mpi \
         -b 4M -e 4M -n 3 -w 1 > /dev/null 2>&1
     after=$("$emu" counters)
 }
@@ -77,7 +77,7 @@ tune=$DDL_CLUSTER_DIR/tuning.conf
 "$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-tune" -b 4K -e 4M -n 2 \
     -o "$tune" > /dev/null 2>&1
 out=$(DDL_TUNING_FILE=$tune DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL "$emu" run timeout 300 srun -N2 --gpus-per-node=1 \
-    --ddl-lanes=2 "$top_builddir/ddl-bench" -m ddl -b 4K -e 4M -f 8 -n 2 -w 1 2>&1)
+    --ddl-lanes=2 "$top_builddir/ddl-bench" --mode ddl -b 4K -e 4M -f 8 -n 2 -w 1 2>&1)
 if grep -q "measured: tuning file $tune" <<< "$out" && grep -q '^# Out of bounds values : 0 OK' <<< "$out"; then
     pass "ddl-tune wrote $(grep -vc '^#' "$tune") band(s); ddl-bench used them and was right"
 else
@@ -93,7 +93,7 @@ if "$emu" start 4 1 1gbit 2 250mbit > /dev/null; then
     for algo in multiring lane; do
         u0=$(uplink_bytes)
         out=$(DDL_ALGO=$algo DDL_TOPOLOGY=1x2x2 "$emu" run timeout 300 srun -N4 --gpus-per-node=1 --ddl-lanes=1 \
-            "$top_builddir/ddl-bench" -m ddl -b 4M -e 4M -n 1 -w 0 -c 1 2>&1)
+            "$top_builddir/ddl-bench" --mode ddl -b 4M -e 4M -n 1 -w 0 -c 1 2>&1)
         sent=$(( $(uplink_bytes) - u0 ))
         eval "uplink_$algo=$sent"
         grep -q '^# Out of bounds values : 0 OK' <<< "$out" || { fail "$algo on 2 racks"; echo "$out" | tail -5; }
