@@ -57,12 +57,18 @@ end
 
 -- A task count the user gave is theirs: the plugin then checks it against the
 -- GPUs and lanes and fails the step with what to change.
--- Inside a job, srun starts from the job's task count (SLURM_NTASKS), which
--- is not the user's choice for this step.
+-- Inside a job, srun starts from the job's counts (SLURM_NTASKS,
+-- SLURM_NTASKS_PER_GPU, SLURM_NTASKS_PER_NODE), which are not the user's
+-- choice for this step: a step with other lanes than the job's gets its own.
 local function user_set_tasks(options)
+   local in_job = os.getenv("SLURM_JOB_ID") ~= nil
+   local function given(key, env)
+      local v = positive_int(options[key])
+      return v ~= nil and not (in_job and v == tonumber(os.getenv(env) or ""))
+   end
    local total = tonumber(options["ntasks"] or "")
-   local inherited = os.getenv("SLURM_JOB_ID") and tonumber(os.getenv("SLURM_NTASKS") or "")
-   return positive_int(options["ntasks-per-gpu"]) or positive_int(options["ntasks-per-node"]) or
+   local inherited = in_job and tonumber(os.getenv("SLURM_NTASKS") or "")
+   return given("ntasks-per-gpu", "SLURM_NTASKS_PER_GPU") or given("ntasks-per-node", "SLURM_NTASKS_PER_NODE") or
       (total and total > 1 and total ~= inherited)
 end
 
@@ -80,8 +86,21 @@ local function gpus_requested(options)
    return gres ~= nil and string.find(gres, "gpu") ~= nil
 end
 
+-- The node count when it is one number: options.nodes reads "MIN-MAX" (srun
+-- -N2 gives "2-2", no -N "1-0": a maximum of 0 is none), or nothing.
+local function node_count(v)
+   local lo, hi = string.match(v or "", "^(%d+)%-?(%d*)$")
+   if lo == nil then
+      return v == nil or v == "" and 1 or nil
+   end
+   if hi ~= "" and hi ~= "0" and hi ~= lo then
+      return nil -- a range: the job's size is slurmctld's choice
+   end
+   return positive_int(lo)
+end
+
 -- The job's GPUs, when the request says: --gpus=[type:]N, or
--- --gpus-per-node=[type:]N with --nodes=M.
+-- --gpus-per-node=[type:]N with one node count.
 local function total_gpus(options)
    local function count(v)
       return v and positive_int(string.match(v, "(%d+)$"))
@@ -90,7 +109,7 @@ local function total_gpus(options)
    if gpus then
       return gpus
    end
-   local per_node, nodes = count(options["gpus-per-node"]), positive_int(options["nodes"] or "1")
+   local per_node, nodes = count(options["gpus-per-node"]), node_count(options["nodes"])
    return per_node and nodes and per_node * nodes
 end
 
@@ -137,6 +156,13 @@ function M.pre_submit(options, offset)
       return slurm.SUCCESS
    end
    if user_set_tasks(options) then
+      -- In a job, a step's own --ntasks-per-gpu still starts from the job's
+      -- task count (SLURM_NTASKS): give the step the count it implies.
+      local per_gpu_tasks, total = positive_int(options["ntasks-per-gpu"]), tonumber(options["ntasks"] or "")
+      local gpus = total_gpus(options)
+      if os.getenv("SLURM_JOB_ID") and per_gpu_tasks and gpus and total == tonumber(os.getenv("SLURM_NTASKS") or "") then
+         options["ntasks"] = tostring(gpus * per_gpu_tasks)
+      end
       return slurm.SUCCESS
    end
    options["ntasks-per-gpu"] = tostring(lanes)
@@ -163,6 +189,14 @@ function M.pre_submit(options, offset)
          owner_cores and "the site's owner_cores" or "one per lane"
    end
    per_gpu = math.max(per_gpu, lanes)
+   -- A step cannot have more cores per GPU than its job: say so in our terms.
+   local job_per_gpu = os.getenv("SLURM_JOB_ID") and positive_int(os.getenv("SLURM_CPUS_PER_GPU"))
+   if job_per_gpu and per_gpu > job_per_gpu then
+      slurm.log_error("ddl: %d lanes per GPU need %d cores per GPU, and this job has %d per GPU: submit the job with " ..
+                      "--ddl-lanes=%d (or --cpus-per-gpu=%d), or use at most %d lanes in its steps", lanes, per_gpu,
+                      job_per_gpu, lanes, per_gpu, job_per_gpu)
+      return slurm.ERROR
+   end
    options["cpus-per-gpu"] = tostring(per_gpu)
    tell(options, "ddl: %d lanes per GPU, %d cores per GPU (%s): --ntasks-per-gpu=%d --cpus-per-gpu=%d", lanes,
         per_gpu, why, lanes, per_gpu)

@@ -188,6 +188,28 @@ ports=$(for job in 1 2; do
 check_cores "--cpus-per-task=4 --ddl-lanes=2" 3 bound -N1 --gpus-per-node=2 --cpus-per-task=4 --ddl-lanes=2
 check_cores "--cpus-per-gpu=5 --ddl-lanes=2" 4 bound -N1 --gpus-per-node=1 --cpus-per-gpu=5 --ddl-lanes=2
 check_cores "--ddl-lanes=4 (default cores)" 1 bound -N1 --gpus-per-node=2 --ddl-lanes=4
+# Without -N (srun's node count then reads "1-0"): -c is the GPU's cores too,
+# each task the same count (Slurm's rule), so 3 for the GPU is 2 + 2, the owner
+# 3; and salloc -c 3 followed by srun.
+check_cores "--cpus-per-task=3 --ddl-lanes=2, no -N" 3 bound --gpus-per-node=1 --cpus-per-task=3 --ddl-lanes=2
+out=$(timeout 120 salloc --gpus-per-node=1 --ddl-lanes=2 -c 3 srun "$top_srcdir/tests/slurm/task-env.sh" 2>&1)
+[ "$(grep -c '^TASK.* lanes=2 ' <<< "$out")" -eq 2 ] && grep -q '^TASK.* role=owner .* omp=3 cpt=3 ' <<< "$out" &&
+    pass "salloc --ddl-lanes=2 -c 3, then srun: 2 lanes, the owner on 3 cores" ||
+    { fail "salloc --ddl-lanes=2 -c 3, then srun"; echo "$out" | tail -5; }
+# Another lane count for one step of a job with lanes: as asked, or with its
+# own --ntasks-per-gpu; more lanes than the job has cores for are refused in
+# our terms.
+out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/lanes.out" -N1 --gpus-per-node=2 --ddl-lanes=2 --wrap "
+    echo A \$(srun --ddl-lanes=1 $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=1 ')
+    echo B \$(srun --ddl-lanes=1 --ntasks-per-gpu=1 $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=1 ')
+    echo C \$(srun $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=2 ')
+    srun --ddl-lanes=4 true" 2>&1; cat "$DDL_CLUSTER_DIR/lanes.out" 2>/dev/null)
+if grep -q "^A 2$" <<< "$out" && grep -q "^B 2$" <<< "$out" && grep -q "^C 4$" <<< "$out" &&
+        grep -q "ddl: 4 lanes per GPU need 4 cores per GPU, and this job has 2 per GPU" <<< "$out"; then
+    pass "sbatch --ddl-lanes=2: a step with --ddl-lanes=1 (with or without --ntasks-per-gpu=1) has 2 tasks, a plain one 4; 4 lanes are refused in ddl's terms"
+else
+    fail "steps with other lanes in a job with lanes"; echo "$out" | tail -8
+fi
 out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/batch.out" -N1 --gpus-per-node=1 --cpus-per-task=4 --ddl-lanes=2 \
     --wrap "srun $top_srcdir/tests/slurm/task-env.sh" 2>&1; cat "$DDL_CLUSTER_DIR/batch.out" 2>/dev/null)
 [ "$(grep -c '^TASK.* role=owner .* omp=3 cpt=3 ' <<< "$out")" -eq 1 ] &&
