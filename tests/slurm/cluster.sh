@@ -16,7 +16,8 @@
 # DDL_CLUSTER_TASK=cgroup runs what sites run, TaskPlugin=task/affinity,task/cgroup
 # with a cpuset per step, on nodes declared with this host's real CPUs (slurmd
 # -C) and 1 GPU: Slurm cannot bind or constrain CPUs the host lacks.  The
-# default (task/none) declares 16 CPUs and 4 GPUs per node.  Emulated nodes
+# default (task/none) declares 16 CPUs (DDL_CLUSTER_CORES_PER_SOCKET=8 on each
+# of 2 sockets) and 4 GPUs per node.  Emulated nodes
 # share the host's cores: with task/cgroup each node binds its tasks within
 # the same real CPUs, so tasks of different nodes may share a core.
 #
@@ -69,7 +70,8 @@ write_config() {
         shape=$(slurmd -C | head -1 | grep -o 'CPUs=.* ThreadsPerCore=[0-9]*')
         gpus=1 task_plugin=task/affinity,task/cgroup constrain=yes
     else
-        shape="CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1"
+        local per_socket=${DDL_CLUSTER_CORES_PER_SOCKET:-8}
+        shape="CPUs=$((2 * per_socket)) Boards=1 SocketsPerBoard=2 CoresPerSocket=$per_socket ThreadsPerCore=1"
         gpus=4 task_plugin=task/none constrain=no
     fi
     for n in $(seq 1 "$nodes"); do
