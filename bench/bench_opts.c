@@ -31,8 +31,15 @@ int bench_sweep_option(int c, const char *arg, bench_sweep_t *s, int *bad)
         s->step_bytes = 0;
         *bad = ddl_parse_long(arg, 2, 1 << 20, &s->factor);
         return 1;
-    case 'i': *bad = ddl_parse_size(arg, &s->step_bytes) || s->step_bytes == 0; return 1;
     case 'n': *bad = ddl_parse_long(arg, 1, 1 << 24, &s->iters); return 1;
+    default: return 0;
+    }
+}
+
+int bench_nccl_option(int c, const char *arg, bench_sweep_t *s, int *bad)
+{
+    switch (c) {
+    case 'i': *bad = ddl_parse_size(arg, &s->step_bytes) || s->step_bytes == 0; return 1;
     case 't':
         return only(arg, 1, "-t", "one thread per process here: run more processes (lanes) instead", bad);
     case 'g':

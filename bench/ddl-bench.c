@@ -117,16 +117,19 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     /* nccl-tests' letters and long names mean what they mean there; the mode
      * has a long name only (nccl-tests' -m is the aggregation count). */
     static const struct option longopts[] = {
-        BENCH_SWEEP_LONGOPTS, {"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
+        BENCH_SWEEP_LONGOPTS, BENCH_NCCL_LONGOPTS, {"warmup_iters", required_argument, 0, 'w'},
+        {"check", required_argument, 0, 'c'},
         {"datatype", required_argument, 0, 'd'}, {"op", required_argument, 0, 'o'},
         {"average", required_argument, 0, 'a'}, {"agg_iters", required_argument, 0, 'm'},
         {"blocking", required_argument, 0, 'z'}, {"root", required_argument, 0, 'r'},
         {"mode", required_argument, 0, OPT_MODE}, {"buffers", required_argument, 0, 'B'},
         {"json", required_argument, 0, 'J'}, {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "w:c:d:o:a:m:z:r:B:J:h", longopts, NULL)) != -1) {
+    static const char shortopts[] = BENCH_SWEEP_SHORTOPTS BENCH_NCCL_SHORTOPTS "w:c:d:o:a:m:z:r:B:J:h";
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int bad = 0;
-        switch (bench_sweep_option(c, optarg, &o->sweep, &bad) ? 0 : c) {
+        int ours = bench_sweep_option(c, optarg, &o->sweep, &bad) || bench_nccl_option(c, optarg, &o->sweep, &bad);
+        switch (ours ? 0 : c) {
         case 0: break; /* a sweep option */
         case 'w':
             bad = ddl_parse_long(optarg, 0, 1 << 24, &o->warmup);

@@ -113,15 +113,16 @@ static void usage(FILE *f)
 static int parse_opts(int argc, char **argv, bench_sweep_t *o)
 {
     *o = (bench_sweep_t){4096, MAX_BYTES, 4, 20, 0};
-    static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, BENCH_NCCL_LONGOPTS, {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS BENCH_NCCL_SHORTOPTS "h", longopts, NULL)) != -1) {
         int bad = 0;
         if (c == 'h') {
             usage(stdout);
             return 1;
         }
-        if (!bench_sweep_option(c, optarg, o, &bad)) {
+        if (!bench_sweep_option(c, optarg, o, &bad) && !bench_nccl_option(c, optarg, o, &bad)) {
             usage(stderr);
             return -1;
         }
