@@ -3,7 +3,9 @@
 -- into the request it implies, for srun, sbatch and salloc alike (a SPANK
 -- plugin cannot change the request itself).
 --
---   N tasks per GPU (--ntasks-per-gpu=N): lane 0 owns the GPU and runs the
+--   N tasks per GPU (--ntasks-per-gpu=N; for sbatch and salloc with
+--   --gpus-per-node=G, --ntasks-per-node=G x N, which their steps inherit
+--   without it overriding a step's own -n): lane 0 owns the GPU and runs the
 --   application, lanes 1..N-1 are helpers on one core each.
 --
 --   Cores per GPU: the user's --cpus-per-task=C or --cpus-per-gpu=C, else the
@@ -66,10 +68,11 @@ local function user_set_tasks(options)
       local v = positive_int(options[key])
       return v ~= nil and not (in_job and v == tonumber(os.getenv(env) or ""))
    end
+   -- -n: outside a job 1 is also the default; inside, the job's count is.
    local total = tonumber(options["ntasks"] or "")
    local inherited = in_job and tonumber(os.getenv("SLURM_NTASKS") or "")
    return given("ntasks-per-gpu", "SLURM_NTASKS_PER_GPU") or given("ntasks-per-node", "SLURM_NTASKS_PER_NODE") or
-      (total and total > 1 and total ~= inherited)
+      (total ~= nil and ((in_job and total ~= inherited) or (not in_job and total > 1)))
 end
 
 local function is_set(v)
@@ -113,11 +116,25 @@ local function total_gpus(options)
    return per_node and nodes and per_node * nodes
 end
 
--- A step of a job that this filter shaped (sbatch/salloc --ddl-lanes): srun
--- starts from the job's tasks per GPU, but not from its cores.
+-- GPUs per node, when --gpus-per-node=[type:]N says.
+local function gpus_per_node(options)
+   return options["gpus-per-node"] and positive_int(string.match(options["gpus-per-node"], "(%d+)$"))
+end
+
+-- A step of a job that this filter shaped (sbatch/salloc --ddl-lanes) with
+-- the job's lanes and tasks: srun starts from the job's tasks (per GPU, or
+-- per node with the job's task count), but not from its cores.
 local function job_step(options, lanes)
-   return os.getenv("SLURM_JOB_ID") ~= nil and tonumber(os.getenv("SLURM_NTASKS_PER_GPU") or "") == lanes and
-      tonumber(options["ntasks-per-gpu"] or "") == lanes
+   if os.getenv("SLURM_JOB_ID") == nil then
+      return false
+   end
+   local function same(key, env, want)
+      return tonumber(os.getenv(env) or "") == want and tonumber(options[key] or "") == want
+   end
+   local per_node = gpus_per_node(options)
+   return same("ntasks-per-gpu", "SLURM_NTASKS_PER_GPU", lanes) or
+      (per_node ~= nil and same("ntasks-per-node", "SLURM_NTASKS_PER_NODE", per_node * lanes) and
+       tonumber(options["ntasks"] or "") == tonumber(os.getenv("SLURM_NTASKS") or ""))
 end
 
 function M.pre_submit(options, offset)
@@ -156,16 +173,40 @@ function M.pre_submit(options, offset)
       return slurm.SUCCESS
    end
    if user_set_tasks(options) then
-      -- In a job, a step's own --ntasks-per-gpu still starts from the job's
-      -- task count (SLURM_NTASKS): give the step the count it implies.
-      local per_gpu_tasks, total = positive_int(options["ntasks-per-gpu"]), tonumber(options["ntasks"] or "")
-      local gpus = total_gpus(options)
-      if os.getenv("SLURM_JOB_ID") and per_gpu_tasks and gpus and total == tonumber(os.getenv("SLURM_NTASKS") or "") then
-         options["ntasks"] = tostring(gpus * per_gpu_tasks)
+      -- In a job, a step's own --ntasks-per-gpu or --ntasks-per-node still
+      -- starts from the job's task count (SLURM_NTASKS): give the step the
+      -- count it implies.
+      local total = tonumber(options["ntasks"] or "")
+      if os.getenv("SLURM_JOB_ID") and total == tonumber(os.getenv("SLURM_NTASKS") or "") then
+         local per_gpu_tasks, gpus = positive_int(options["ntasks-per-gpu"]), total_gpus(options)
+         local per_node_tasks = positive_int(options["ntasks-per-node"])
+         local nodes = node_count(options["nodes"]) or positive_int(os.getenv("SLURM_NNODES"))
+         if per_gpu_tasks and gpus then
+            options["ntasks"] = tostring(gpus * per_gpu_tasks)
+         elseif per_node_tasks and nodes then
+            options["ntasks"] = tostring(nodes * per_node_tasks)
+         end
       end
       return slurm.SUCCESS
    end
-   options["ntasks-per-gpu"] = tostring(lanes)
+   -- An allocation with GPUs per node is shaped per node: its steps inherit
+   -- --ntasks-per-node, which a step's own -n overrides (srun -n1 prepare.py,
+   -- which then runs without lanes), where an inherited --ntasks-per-gpu
+   -- would override it.  Steps, and allocations by --gpus=N, take
+   -- --ntasks-per-gpu.
+   local per_node = gpus_per_node(options)
+   local allocation = options["type"] == "sbatch" or options["type"] == "salloc"
+   -- A step of a job shaped per node inherits SLURM_NTASKS_PER_NODE, which
+   -- Slurm refuses beside --ntasks-per-gpu: it is shaped per node too.
+   local in_node_job = os.getenv("SLURM_JOB_ID") ~= nil and os.getenv("SLURM_NTASKS_PER_NODE") ~= nil
+   local shape
+   if per_node and (allocation or in_node_job) then
+      options["ntasks-per-node"] = tostring(per_node * lanes)
+      shape = "--ntasks-per-node=" .. (per_node * lanes)
+   else
+      options["ntasks-per-gpu"] = tostring(lanes)
+      shape = "--ntasks-per-gpu=" .. lanes
+   end
    -- Slurm sizes some requests from the task count alone (sbatch with
    -- --cpus-per-task, several nodes with --cpus-per-gpu): give it when known.
    local gpus = total_gpus(options)
@@ -177,8 +218,8 @@ function M.pre_submit(options, offset)
       -- Every task gets the same count: ceil(C / N) each gives the GPU at least C.
       local cpt = math.ceil(per_task / lanes)
       options["cpus-per-task"] = tostring(cpt)
-      tell(options, "ddl: %d lanes per GPU, %d cores per GPU as asked: --ntasks-per-gpu=%d --cpus-per-task=%d",
-           lanes, per_task, lanes, cpt)
+      tell(options, "ddl: %d lanes per GPU, %d cores per GPU as asked: %s --cpus-per-task=%d", lanes, per_task,
+           shape, cpt)
       return slurm.SUCCESS
    end
    local per_gpu, why = positive_int(options["cpus-per-gpu"]), "as asked"
@@ -198,8 +239,8 @@ function M.pre_submit(options, offset)
       return slurm.ERROR
    end
    options["cpus-per-gpu"] = tostring(per_gpu)
-   tell(options, "ddl: %d lanes per GPU, %d cores per GPU (%s): --ntasks-per-gpu=%d --cpus-per-gpu=%d", lanes,
-        per_gpu, why, lanes, per_gpu)
+   tell(options, "ddl: %d lanes per GPU, %d cores per GPU (%s): %s --cpus-per-gpu=%d", lanes, per_gpu, why, shape,
+        per_gpu)
    return slurm.SUCCESS
 end
 

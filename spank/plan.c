@@ -69,7 +69,8 @@ ddl_status_t ddl_plan_make(const ddl_topo_t *topo, const int *step_gpus, int ngp
     }
     if (ntasks != ngpus * lanes) {
         snprintf(why, whylen, "--ddl-lanes=%d with %d GPU%s on this node needs %d tasks here, the step has %d: add "
-                 "--ntasks-per-gpu=%d", lanes, ngpus, ngpus > 1 ? "s" : "", ngpus * lanes, ntasks, lanes);
+                 "--ntasks-per-gpu=%d (inside a job with lanes, --ntasks-per-node=%d)", lanes, ngpus,
+                 ngpus > 1 ? "s" : "", ngpus * lanes, ntasks, lanes, ngpus * lanes);
         return DDL_ERR_LAYOUT;
     }
     if (ncores < ntasks) {

@@ -17,6 +17,10 @@ typedef struct {
 
 extern ddl_spank_t ddl_spank;
 
+/* srun tells slurmstepd, in the step's environment, that its --ddl-lanes is
+ * the job's (inherited from sbatch or salloc), not the step's own. */
+#define DDL_SPANK_LANES_FROM_JOB "DDL_LANES_FROM_JOB"
+
 /* srun */
 int ddl_local_init_post_opt(spank_t sp);
 /* sbatch, salloc */

@@ -41,15 +41,17 @@ static int getenv_str(spank_t sp, const char *name, char *buf, int len)
     return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
 }
 
-/* Where a step's lane count came from. */
-typedef enum { LANES_SITE_DEFAULT, LANES_ENVIRONMENT, LANES_OPTION } lanes_from_t;
+/* Where a step's lane count came from: the site, the environment (DDL_LANES,
+ * which the library reads too), the job's --ddl-lanes (sbatch, salloc), or
+ * the step's own. */
+typedef enum { LANES_SITE_DEFAULT, LANES_ENVIRONMENT, LANES_JOB, LANES_OPTION } lanes_from_t;
 
 /* Lanes: --ddl-lanes, else DDL_LANES in the job's environment, else the site
  * default; *from says which. */
 static int resolve_lanes(spank_t sp, int *lanes, lanes_from_t *from)
 {
     char buf[64], err[256];
-    *from = LANES_OPTION;
+    *from = getenv_str(sp, DDL_SPANK_LANES_FROM_JOB, buf, sizeof(buf)) ? LANES_JOB : LANES_OPTION;
     if (ddl_spank.lanes > 0) {
         *lanes = ddl_spank.lanes;
         return 0;
@@ -224,9 +226,21 @@ int ddl_remote_user_init(spank_t sp)
         return 0;
     /* The site default and DDL_LANES in the environment (the library's own
      * variable, inherited by every step of a job) do not apply to steps
-     * without GPUs; only --ddl-lanes asks for them. */
-    if (from != LANES_OPTION && step_gpus(sp) <= 0)
-        return 0;
+     * without GPUs; only --ddl-lanes asks for them.  Nor do lanes the step
+     * inherited apply to a step whose own task count does not fit them (srun
+     * -n1 prepare.py in a job with lanes): it runs as a plain step. */
+    if (from != LANES_OPTION) {
+        int ngpus = step_gpus(sp);
+        uint32_t ntasks = 0;
+        spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks);
+        if (ngpus <= 0)
+            return 0;
+        if (from == LANES_JOB && (int)ntasks != ngpus * lanes) {
+            slurm_verbose("ddl: this step has %u tasks on this node, where the job's %d lanes per GPU need %d: it "
+                          "runs without lanes", ntasks, lanes, ngpus * lanes);
+            return 0;
+        }
+    }
     remote.active = 1;
     if (plan_node(sp, lanes) != 0 || check_helper_program(lanes) != 0) {
         slurm_error("ddl: %s", remote.error);

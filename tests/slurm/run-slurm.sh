@@ -197,16 +197,19 @@ out=$(timeout 120 salloc --gpus-per-node=1 --ddl-lanes=2 -c 3 srun "$top_srcdir/
     pass "salloc --ddl-lanes=2 -c 3, then srun: 2 lanes, the owner on 3 cores" ||
     { fail "salloc --ddl-lanes=2 -c 3, then srun"; echo "$out" | tail -5; }
 # Another lane count for one step of a job with lanes: as asked, or with its
-# own --ntasks-per-gpu; more lanes than the job has cores for are refused in
-# our terms.
+# own task count (--ntasks-per-node: the job is shaped per node, and Slurm
+# refuses --ntasks-per-gpu beside the SLURM_NTASKS_PER_NODE its steps
+# inherit); a step of its own -n runs without lanes; more lanes than the job
+# has cores for are refused in our terms.
 out=$(timeout 120 sbatch --wait -o "$DDL_CLUSTER_DIR/lanes.out" -N1 --gpus-per-node=2 --ddl-lanes=2 --wrap "
     echo A \$(srun --ddl-lanes=1 $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=1 ')
-    echo B \$(srun --ddl-lanes=1 --ntasks-per-gpu=1 $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=1 ')
+    echo B \$(srun --ddl-lanes=1 --ntasks-per-node=2 $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=1 ')
     echo C \$(srun $top_srcdir/tests/slurm/task-env.sh | grep -c ' lanes=2 ')
+    echo D \$(srun -n1 $top_srcdir/tests/slurm/task-env.sh | grep -c '^TASK.* role= ')
     srun --ddl-lanes=4 true" 2>&1; cat "$DDL_CLUSTER_DIR/lanes.out" 2>/dev/null)
-if grep -q "^A 2$" <<< "$out" && grep -q "^B 2$" <<< "$out" && grep -q "^C 4$" <<< "$out" &&
+if grep -q "^A 2$" <<< "$out" && grep -q "^B 2$" <<< "$out" && grep -q "^C 4$" <<< "$out" && grep -q "^D 1$" <<< "$out" &&
         grep -q "ddl: 4 lanes per GPU need 4 cores per GPU, and this job has 2 per GPU" <<< "$out"; then
-    pass "sbatch --ddl-lanes=2: a step with --ddl-lanes=1 (with or without --ntasks-per-gpu=1) has 2 tasks, a plain one 4; 4 lanes are refused in ddl's terms"
+    pass "sbatch --ddl-lanes=2: a step with --ddl-lanes=1 (with or without --ntasks-per-node=2) has 2 tasks, a plain one 4 with lanes, srun -n1 one task without lanes; 4 lanes are refused in ddl's terms"
 else
     fail "steps with other lanes in a job with lanes"; echo "$out" | tail -8
 fi
