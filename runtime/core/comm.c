@@ -120,6 +120,7 @@ static void release(ddl_comm_t *c)
     free(c->hosts);
     free(c->world_of_local);
     free(c->world_of_lane);
+    free(c->world_of_owner);
     free_comm(&c->owners_app);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
@@ -196,6 +197,19 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
     if (st == DDL_OK && c->owners != MPI_COMM_NULL) {
         MPI_Comm_rank(c->owners, &in->owner_rank);
         MPI_Comm_size(c->owners, &in->owner_size);
+        /* For messages that name an owner that did not come. */
+        c->world_of_owner = malloc(sizeof(int) * 2 * (size_t)in->owner_size);
+        if (c->world_of_owner) {
+            MPI_Group og, wg;
+            int *ranks = c->world_of_owner + in->owner_size;
+            for (int r = 0; r < in->owner_size; r++)
+                ranks[r] = r;
+            MPI_Comm_group(c->owners, &og);
+            MPI_Comm_group(c->world, &wg);
+            MPI_Group_translate_ranks(og, in->owner_size, ranks, wg, c->world_of_owner);
+            MPI_Group_free(&og);
+            MPI_Group_free(&wg);
+        }
         /* The application's copy: its collectives on it may run while the
          * progress thread runs ours on c->owners. */
         st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_app), "MPI_Comm_dup (owners)");
@@ -653,8 +667,8 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
     ddl_sig_exchange_t x;
     /* The owners' ranks are node-major (make_layout): a node's are one group. */
     ddl_status_t st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, sig, data, result, c->sig_scratch,
-                                            node_agreed ? c->info.gpus_per_node : 1, c->set.timeout,
-                                            &c->node.ctrl->abort_rank);
+                                            node_agreed ? c->info.gpus_per_node : 1, c->world_of_owner,
+                                            c->set.timeout, &c->node.ctrl->abort_rank);
     if (st == DDL_OK)
         return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
     if (st == DDL_ERR_PEER_FAILED)

@@ -44,6 +44,7 @@ struct ddl_comm {
     char (*hosts)[DDL_HOST_LEN]; /* by world rank */
     int *world_of_local;         /* world rank of each local rank */
     int *world_of_lane;          /* world rank of each rank of this rank's lane (by node) */
+    int *world_of_owner;         /* owners: world rank of each rank of the owners' communicator */
 
     ddl_node_t node;             /* control block and node waits */
     ddl_shm_t *segs;             /* one per GPU: the owner's stage area, then its heap */

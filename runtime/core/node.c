@@ -391,8 +391,11 @@ ddl_status_t ddl_node_wait_verdict(ddl_node_t *n, int owner, uint32_t seq, ddl_s
     struct doorbell_arg a = {owner, seq};
     /* No spin: the owner is in MPI point-to-point with the other nodes, and a
      * helper spinning here takes the core it needs on a node with more ranks
-     * than cores. */
-    ddl_status_t st = wait_until(n, verdict_ready, &a, n->timeout, 0, verdict_describe,
+     * than cores.  The owner's own wait ends within DDL_TIMEOUT and its
+     * graces, with its word (a verdict, or its failure and the reason): this
+     * wait outlasts it, so that the helper reports the cause, not the owner. */
+    ddl_status_t st = wait_until(n, verdict_ready, &a, n->timeout + 3 * ddl_failure_grace(n->timeout), 0,
+                                 verdict_describe,
                                  "lane allreduce: waiting for the other nodes' signatures");
     if (st == DDL_OK)
         *verdict = (ddl_status_t)n->ctrl->slots[owner].box[seq & 1].verdict;

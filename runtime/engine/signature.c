@@ -142,7 +142,7 @@ size_t ddl_sig_scratch_bytes(void)
 /* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
  * (either may be NULL), within the deadline; *got: the bytes received. */
 static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
-                         double timeout, const _Atomic int32_t *abort)
+                         const int *world_of, double timeout, const _Atomic int32_t *abort)
 {
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status status[2];
@@ -152,9 +152,9 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
     ddl_mpi_wait_t w = {req, status, 2};
     ddl_status_t st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
     if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "ddl_allreduce: the owner of rank %d in the owners' communicator did not take part in "
-                         "this call within %.1f s (DDL_TIMEOUT): it may have stopped, or stopped calling "
-                         "ddl_allreduce", peer, timeout);
+        return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's exchange of "
+                         "signatures within %.1f s (DDL_TIMEOUT): it, or a rank of its node, may have stopped, or "
+                         "stopped calling ddl_allreduce", world_of ? world_of[peer] : peer, timeout);
     if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
         return st;
     if (st != DDL_OK)
@@ -187,8 +187,8 @@ static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len,
 }
 
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, void *scratch, int group, double timeout,
-                                   const _Atomic int32_t *abort)
+                                   const void *data, void *result, void *scratch, int group,
+                                   const int *world_of, double timeout, const _Atomic int32_t *abort)
 {
     x->world_rank = world_rank;
     x->comm = comm;
@@ -208,19 +208,20 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
         group = 1; /* the groups are not the doubling's blocks: every round runs */
     ddl_status_t st = DDL_OK;
     if (rank >= core) { /* an extra rank: in through its partner, and the result back */
-        st = swap(comm, rank - core, mine, len, NULL, &got, timeout, abort);
+        st = swap(comm, rank - core, mine, len, NULL, &got, world_of, timeout, abort);
         if (st == DDL_OK)
-            st = swap(comm, rank - core, NULL, 0, mine, &got, timeout, abort);
+            st = swap(comm, rank - core, NULL, 0, mine, &got, world_of, timeout, abort);
     } else {
-        if (rank + core < size && (st = swap(comm, rank + core, NULL, 0, theirs, &got, timeout, abort)) == DDL_OK)
+        if (rank + core < size &&
+            (st = swap(comm, rank + core, NULL, 0, theirs, &got, world_of, timeout, abort)) == DDL_OK)
             combine_msg(mine, theirs, got, 1);
         for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
-            if ((st = swap(comm, peer, mine, len, theirs, &got, timeout, abort)) == DDL_OK)
+            if ((st = swap(comm, peer, mine, len, theirs, &got, world_of, timeout, abort)) == DDL_OK)
                 combine_msg(mine, theirs, got, rank < peer);
         }
         if (st == DDL_OK && rank + core < size)
-            st = swap(comm, rank + core, mine, len, NULL, &got, timeout, abort);
+            st = swap(comm, rank + core, mine, len, NULL, &got, world_of, timeout, abort);
     }
     if (st == DDL_OK) {
         memcpy(x->ext, mine->ext, sizeof(x->ext));
