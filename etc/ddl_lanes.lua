@@ -102,23 +102,25 @@ local function node_count(v)
    return positive_int(lo)
 end
 
--- The job's GPUs, when the request says: --gpus=[type:]N, or
--- --gpus-per-node=[type:]N with one node count.
-local function total_gpus(options)
-   local function count(v)
-      return v and positive_int(string.match(v, "(%d+)$"))
-   end
-   local gpus = count(options["gpus"])
-   if gpus then
-      return gpus
-   end
-   local per_node, nodes = count(options["gpus-per-node"]), node_count(options["nodes"])
-   return per_node and nodes and per_node * nodes
+-- N of a GPU count [type:]N.
+local function gpu_count(v)
+   return v and positive_int(string.match(v, "(%d+)$"))
 end
 
 -- GPUs per node, when --gpus-per-node=[type:]N says.
 local function gpus_per_node(options)
-   return options["gpus-per-node"] and positive_int(string.match(options["gpus-per-node"], "(%d+)$"))
+   return gpu_count(options["gpus-per-node"])
+end
+
+-- The job's GPUs, when the request says: --gpus=[type:]N, or
+-- --gpus-per-node=[type:]N with one node count.
+local function total_gpus(options)
+   local gpus = gpu_count(options["gpus"])
+   if gpus then
+      return gpus
+   end
+   local per_node, nodes = gpus_per_node(options), node_count(options["nodes"])
+   return per_node and nodes and per_node * nodes
 end
 
 -- A step of a job that this filter shaped (sbatch/salloc --ddl-lanes) with

@@ -122,9 +122,6 @@ static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, cons
 {
     size_t count = (size_t)sig->count, bytes = count * ddl_dtype_size((ddl_dtype_t)sig->dtype);
     ddl_node_req_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
-    rq->count = sig->count;
-    rq->dtype = sig->dtype;
-    rq->op = sig->op;
     rq->shutdown = 0;
     rq->plan = c->call->plan;
     rq->sig = *sig;
@@ -171,6 +168,26 @@ static ddl_status_t meet_after_mismatch(ddl_comm_t *c, ddl_status_t st)
     return met == DDL_OK ? st : ddl_comm_fail(c, met);
 }
 
+/* A node that disagrees (inside, or on the path) still tells the other
+ * nodes: its owners take part in the owners' exchange with sig, marked as
+ * disagreeing (node_agreed: every owner of the node sends this same sig), and
+ * keep their own message, which names the local ranks; its helpers know
+ * without their word.  DDL_OK, or the failure that broke the communicator. */
+static ddl_status_t tell_other_nodes(ddl_comm_t *c, const ddl_sig_t *sig, int node_agreed)
+{
+    if (c->info.role != DDL_ROLE_OWNER || c->info.nnodes == 1)
+        return DDL_OK;
+    char mine[512];
+    snprintf(mine, sizeof(mine), "%s", ddl_last_error());
+    ddl_sig_t told = *sig;
+    told.bad = DDL_SIG_NODE_DISAGREES;
+    ddl_status_t st = ddl_comm_owners_agree(c, &told, NULL, NULL, node_agreed);
+    if (st != DDL_OK && st != DDL_ERR_MISMATCH && st != DDL_ERR_INVALID_ARG)
+        return ddl_comm_fail(c, st);
+    ddl_log_keep_error(mine);
+    return DDL_OK;
+}
+
 /* After the first meeting: the node's signatures; between nodes the owners
  * then carry the node's signature into the owners' exchange, after the first
  * chunk has been reduced and before it leaves (ddl_comm_finish_signature). */
@@ -178,23 +195,16 @@ static ddl_status_t check_signatures(ddl_comm_t *c, uint32_t seq)
 {
     ddl_sig_t node_sig;
     ddl_status_t local = ddl_sig_check_node(&c->node, seq, &node_sig);
+    if (local != DDL_OK) {
+        ddl_status_t st = tell_other_nodes(c, &node_sig, 1);
+        return st != DDL_OK ? st : meet_after_mismatch(c, local);
+    }
     if (c->info.nnodes > 1) {
         c->call->seq = seq;
         c->call->node_sig = node_sig;
-        /* A node that disagrees inside still tells the others (its owners),
-         * and its helpers know without their word; its own message (which
-         * names the local ranks) is the one it keeps. */
-        c->call->sig_pending = local == DDL_OK || c->info.role == DDL_ROLE_OWNER;
-        if (local != DDL_OK) {
-            char mine[512];
-            snprintf(mine, sizeof(mine), "%s", ddl_last_error());
-            ddl_status_t st = ddl_comm_finish_signature(c);
-            if (st != DDL_OK && st != DDL_ERR_MISMATCH && st != DDL_ERR_INVALID_ARG)
-                return ddl_comm_fail(c, st);
-            ddl_log_keep_error(mine);
-        }
+        c->call->sig_pending = 1;
     }
-    return local == DDL_OK ? DDL_OK : meet_after_mismatch(c, local);
+    return DDL_OK;
 }
 
 /* The node cannot meet on the lanes for call seq: local rank `other` took
@@ -224,17 +234,8 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
                        "rank %d) with %s; rank %d (local rank %d) with %s, which goes another way; every rank must "
                        "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
                        in->local_rank, da, c->world_of_local[other], other, db);
-    if (in->role == DDL_ROLE_OWNER && in->nnodes > 1) {
-        char mine[512];
-        snprintf(mine, sizeof(mine), "%s", ddl_last_error());
-        ddl_sig_t told = *sig;
-        told.bad = DDL_SIG_NODE_DISAGREES;
-        ddl_status_t x = ddl_comm_owners_agree(c, &told, NULL, NULL, 0);
-        if (x != DDL_OK && x != DDL_ERR_MISMATCH && x != DDL_ERR_INVALID_ARG)
-            return ddl_comm_fail(c, x);
-        ddl_log_keep_error(mine);
-    }
-    return st;
+    ddl_status_t told = tell_other_nodes(c, sig, 0); /* the MPI path's owners here send their own */
+    return told != DDL_OK ? told : st;
 }
 
 /* The rest of a call on device buffers, or of one that fails for bad buffers:

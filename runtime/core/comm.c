@@ -197,11 +197,11 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
     if (st == DDL_OK && c->owners != MPI_COMM_NULL) {
         MPI_Comm_rank(c->owners, &in->owner_rank);
         MPI_Comm_size(c->owners, &in->owner_size);
-        /* For messages that name an owner that did not come. */
-        c->world_of_owner = malloc(sizeof(int) * 2 * (size_t)in->owner_size);
-        if (c->world_of_owner) {
+        /* For messages that name an owner that did not come (local: no
+         * collective that a failed allocation could leave one rank out of). */
+        int *ranks = malloc(sizeof(int) * (size_t)in->owner_size);
+        if (ranks && (c->world_of_owner = malloc(sizeof(int) * (size_t)in->owner_size)) != NULL) {
             MPI_Group og, wg;
-            int *ranks = c->world_of_owner + in->owner_size;
             for (int r = 0; r < in->owner_size; r++)
                 ranks[r] = r;
             MPI_Comm_group(c->owners, &og);
@@ -210,6 +210,7 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
             MPI_Group_free(&og);
             MPI_Group_free(&wg);
         }
+        free(ranks);
         /* The application's copy: its collectives on it may run while the
          * progress thread runs ours on c->owners. */
         st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_app), "MPI_Comm_dup (owners)");

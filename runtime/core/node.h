@@ -35,17 +35,16 @@ typedef struct {
     uint8_t dim_algo[8];    /* [d], d >= 1: ddl_dim_algo_t (DDL_GRID_MAX_DIMS entries) */
 } ddl_call_plan_t;
 
-/* An owner's request: what it wants reduced and where its buffers are. */
+/* An owner's request: what it wants reduced (its signature) and where its
+ * buffers are. */
 typedef struct {
-    int64_t count;
-    int32_t dtype, op;
     int32_t shutdown;          /* serve mode: the owner destroys the communicator */
     int32_t in_kind, out_kind; /* ddl_loc_kind_t */
     ddl_call_plan_t plan;      /* the owner's choices for this call: helpers follow them */
     uint64_t in_off, out_off;  /* byte offsets into the owner's segment (heap) */
     char pci_bus_id[32];       /* device buffers: the owner's GPU */
     ddl_gpu_ref_t in_ref, out_ref;
-    ddl_sig_t sig;             /* the owner's signature of this call: serve-mode helpers sign it too */
+    ddl_sig_t sig;             /* count, type, op, plan and call number: serve-mode helpers sign it too */
 } ddl_node_req_t;
 
 #define DDL_INLINE_BYTES 1024  /* the largest message that goes through the control block */

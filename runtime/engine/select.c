@@ -76,9 +76,10 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
 }
 
 /* The rules before online selection, in their order: count 0 (the MPI path,
- * where the owners agree), a tuning-file band for the size, DDL_ALGO=mpi, below DDL_MPI_THRESHOLD, and with DDL_SELECT=model
- * the lanes' path.  1 with *algo (*band: the band, or NULL; *why: the rule,
- * NULL for a band) when one of them decides; 0 when online selection does. */
+ * where the owners agree), a tuning-file band for the size, DDL_ALGO=mpi,
+ * below DDL_MPI_THRESHOLD, and with DDL_SELECT=model the lanes' path.  1
+ * with *algo (*band: the band, or NULL; *why: the rule, NULL for a band) when
+ * one of them decides; 0 when online selection does. */
 static int fixed_rule(const ddl_comm_t *c, size_t bytes, const ddl_band_t **band, ddl_algo_id_t *algo,
                       const char **why)
 {

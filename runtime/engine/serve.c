@@ -25,12 +25,13 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
         const ddl_node_req_t *rq = &c->node.ctrl->slots[owner].req;
         if (rq->shutdown)
             return DDL_OK;
-        DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)rq->count,
-                  ddl_dtype_name((ddl_dtype_t)rq->dtype), ddl_redop_name((ddl_redop_t)rq->op));
-        ddl_call_t call = {.count = rq->count, .dtype = (ddl_dtype_t)rq->dtype, .op = (ddl_redop_t)rq->op,
+        const ddl_sig_t *sig = &rq->sig;
+        DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)sig->count,
+                  ddl_dtype_name((ddl_dtype_t)sig->dtype), ddl_redop_name((ddl_redop_t)sig->op));
+        ddl_call_t call = {.count = sig->count, .dtype = (ddl_dtype_t)sig->dtype, .op = (ddl_redop_t)sig->op,
                            .mem = DDL_MEM_HOST};
         c->call = &call; /* its plan is the owner's (ddl_allreduce_lane) */
-        st = ddl_allreduce_lane(NULL, NULL, (size_t)rq->count, (ddl_dtype_t)rq->dtype, (ddl_redop_t)rq->op, 0, c);
+        st = ddl_allreduce_lane(NULL, NULL, (size_t)sig->count, (ddl_dtype_t)sig->dtype, (ddl_redop_t)sig->op, 0, c);
         c->call = NULL;
         /* A mismatch or an owner's bad buffers fail that call only: serve on. */
         if (st != DDL_OK && c->broken)
