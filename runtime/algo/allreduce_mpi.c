@@ -119,11 +119,11 @@ ddl_status_t ddl_allreduce_system_mpi(const void *sendbuf, void *recvbuf, size_t
         c->bounce = p;
         c->bounce_bytes = bytes;
     }
-    ddl_status_t st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes);
+    ddl_status_t st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes, c->set.timeout);
     if (st == DDL_OK)
         st = mpi_host(c->bounce, c->bounce, count, dtype, op, c);
     if (st == DDL_OK)
-        st = ddl_gpu_memcpy(recvbuf, c->bounce, bytes);
+        st = ddl_gpu_memcpy(recvbuf, c->bounce, bytes, c->set.timeout);
     return st;
 }
 

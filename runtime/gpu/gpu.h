@@ -48,8 +48,9 @@ ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p);
 /* An owner describes its device buffer p for its node: the IPC handle of the
  * allocation, and the PCI bus id of its GPU. */
 ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id, size_t len);
-/* Blocking copy between any two of host and device memory. */
-ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes);
+/* Blocking copy between host and device memory (one side device memory),
+ * on a stream of the runtime's own, up to timeout seconds. */
+ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes, double timeout);
 /* Wait for the work queued on stream (a cudaStream_t), or on the whole device
  * when stream is NULL, before other processes read the owner's buffers. */
 ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout);

@@ -125,10 +125,44 @@ ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id,
     return DDL_OK;
 }
 
-ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes)
+/* The device a device pointer is on (its ordinal), or -1 for host memory. */
+static int device_of(const void *p)
 {
-    cudaError_t rc = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-    return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "copying a device buffer");
+    int ordinal = -1;
+    pthread_once(&get_attr_once, find_get_attr);
+    if (ddl_gpu_is_device(p) && get_attr(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p) != CUDA_SUCCESS)
+        ordinal = -1;
+    return ordinal;
+}
+
+/* The runtime's own copies go on a non-blocking stream of the buffer's GPU,
+ * never on the legacy default stream: that one waits for the application's
+ * blocking streams, and one of those may wait (ddl_wait_stream) for the very
+ * request that copies. */
+static cudaStream_t copy_stream[DDL_MAX_GPUS];
+static pthread_mutex_t copy_stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes, double timeout)
+{
+    int dev = device_of(src), prev = -1;
+    if (dev < 0)
+        dev = device_of(dst);
+    if (dev < 0 || dev >= DDL_MAX_GPUS)
+        return ddl_error(DDL_ERR_INVALID_ARG, "copying a device buffer: neither %p nor %p is device memory", dst, src);
+    cudaError_t rc = cudaGetDevice(&prev);
+    if (rc == cudaSuccess && prev != dev)
+        rc = cudaSetDevice(dev);
+    pthread_mutex_lock(&copy_stream_lock);
+    if (rc == cudaSuccess && !copy_stream[dev])
+        rc = cudaStreamCreateWithFlags(&copy_stream[dev], cudaStreamNonBlocking);
+    cudaStream_t stream = copy_stream[dev];
+    pthread_mutex_unlock(&copy_stream_lock);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+    ddl_status_t st = rc == cudaSuccess ? ddl_gpu_wait_queued(stream, timeout) : ddl_cuda_error(rc, "copying a device buffer");
+    if (prev >= 0 && prev != dev)
+        (void)cudaSetDevice(prev);
+    return st;
 }
 
 ddl_status_t ddl_gpu_record(void *stream, void **event)

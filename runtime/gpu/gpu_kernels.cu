@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "gpu_kernels.h"
+#include "gpu_launch.h"
 
 namespace {
 
@@ -126,10 +127,25 @@ __global__ void reduce_kernel(T *dst, Sources s, int nsrc, size_t n, int divisor
         dst[i] = combine_at<T, A, O>(s, nsrc, i, divisor);
 }
 
-template <typename T, typename A>
-cudaError_t launch(void *dst, const Sources &s, int nsrc, size_t n, ddl_redop_t op, int divisor, cudaStream_t st)
+template <typename T, typename A, Op O>
+cudaError_t start(unsigned blocks, unsigned threads, cudaStream_t st, T *d, const Sources &s, int nsrc, size_t n,
+                  int div, int packed)
 {
-    int packed = reinterpret_cast<uintptr_t>(dst) % PACK == 0;
+    auto kernel = reduce_kernel<T, A, O>;
+    return DDL_LAUNCH(blocks, threads, st, kernel, d, s, nsrc, n, div, packed);
+}
+
+template <typename T, typename A>
+cudaError_t launch(void *dst, const Sources &devs, int nsrc, size_t n, ddl_redop_t op, int divisor, cudaStream_t st)
+{
+    Sources s;
+    T *d = static_cast<T *>(DDL_DEVICE_VIEW(dst, n * sizeof(T)));
+    int reachable = d != nullptr;
+    for (int k = 0; k < nsrc; k++)
+        reachable &= (s.p[k] = DDL_DEVICE_VIEW(devs.p[k], n * sizeof(T))) != nullptr;
+    if (!reachable)
+        return cudaErrorIllegalAddress; // only under the emulation: a GPU faults in the kernel
+    int packed = reinterpret_cast<uintptr_t>(d) % PACK == 0;
     for (int k = 0; k < nsrc; k++)
         packed &= reinterpret_cast<uintptr_t>(s.p[k]) % PACK == 0;
     size_t work = packed ? n / (PACK / sizeof(T)) + PACK : n;
@@ -139,15 +155,14 @@ cudaError_t launch(void *dst, const Sources &s, int nsrc, size_t n, ddl_redop_t 
         blocks = 4096; // grid-stride beyond: enough to fill any current GPU
     if (blocks == 0)
         blocks = 1;
-    T *d = static_cast<T *>(dst);
+    unsigned b = (unsigned)blocks;
     int div = op == DDL_REDOP_AVG ? divisor : 1;
     switch (op) {
-    case DDL_REDOP_PROD: reduce_kernel<T, A, PROD><<<(unsigned)blocks, threads, 0, st>>>(d, s, nsrc, n, div, packed); break;
-    case DDL_REDOP_MIN: reduce_kernel<T, A, MIN><<<(unsigned)blocks, threads, 0, st>>>(d, s, nsrc, n, div, packed); break;
-    case DDL_REDOP_MAX: reduce_kernel<T, A, MAX><<<(unsigned)blocks, threads, 0, st>>>(d, s, nsrc, n, div, packed); break;
-    default: reduce_kernel<T, A, SUM><<<(unsigned)blocks, threads, 0, st>>>(d, s, nsrc, n, div, packed); break;
+    case DDL_REDOP_PROD: return start<T, A, PROD>(b, threads, st, d, s, nsrc, n, div, packed);
+    case DDL_REDOP_MIN: return start<T, A, MIN>(b, threads, st, d, s, nsrc, n, div, packed);
+    case DDL_REDOP_MAX: return start<T, A, MAX>(b, threads, st, d, s, nsrc, n, div, packed);
+    default: return start<T, A, SUM>(b, threads, st, d, s, nsrc, n, div, packed);
     }
-    return cudaGetLastError();
 }
 
 } // namespace

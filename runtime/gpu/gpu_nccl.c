@@ -63,7 +63,7 @@ struct ddl_nccl {
 static void load(void)
 {
     /* The dynamic linker's path first, then the toolkit found at configure time. */
-    static const char *const names[] = {"libnccl.so.2", DDL_CUDA_LIBDIR "/libnccl.so.2"};
+    static const char *const names[] = {DDL_NCCL_LIBRARY, DDL_CUDA_LIBDIR "/" DDL_NCCL_LIBRARY};
     void *h = NULL;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);

@@ -38,8 +38,9 @@ ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id,
     return ddl_error(DDL_ERR_INVALID_ARG, "device buffers need libddl built with CUDA (configure --with-cuda)");
 }
 
-ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes)
+ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes, double timeout)
 {
+    (void)timeout;
     memcpy(dst, src, bytes); /* only host memory exists in this build */
     return DDL_OK;
 }

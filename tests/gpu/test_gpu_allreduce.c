@@ -4,7 +4,8 @@
  * million, in-place and out-of-place, with and without a stream, against the
  * independent serial reference of tests/common/refdata.c.  Output buffers are
  * poisoned on the device before every call; results must be bit-identical on
- * all owners and the send buffer untouched.  Exits 77 (skip) when CUDA sees
+ * all owners and the send buffer untouched, and with DDL_TEST_SAME_AS_HOST=1
+ * bit-identical to the host path's for the same inputs.  Exits 77 (skip) when CUDA sees
  * no device.  Several virtual GPUs may share one physical device. */
 #include "config.h"
 
@@ -24,6 +25,8 @@ typedef struct {
     ddl_comm_info_t info;
     void *dsend, *drecv;      /* device */
     void *hsend, *hrecv;      /* host copies */
+    void *hpath;              /* the same inputs through the host path */
+    int same_as_host;         /* DDL_TEST_SAME_AS_HOST: its result must have the same bits */
     cudaStream_t stream;
     int failures, cases;
 } ctx_t;
@@ -49,6 +52,24 @@ static void fail(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int inpl
         fprintf(stderr, "FAIL rank %d: %s %s count %zu %s%s: %s\n", x->info.rank, ddl_dtype_name(t),
                 ddl_redop_name(op), count, inplace ? "in-place" : "out-of-place", call_names[streamed],
                 detail);
+}
+
+/* The inputs of the case just run (x->hsend) through the host path, in place:
+ * the device path's result (x->hrecv) must have the same bits.  Every rank
+ * calls, as for the device call. */
+static void compare_with_host(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int inplace, int streamed)
+{
+    int owner = x->info.role == DDL_ROLE_OWNER;
+    size_t bytes = count * ddl_dtype_size(t);
+    if (owner)
+        memcpy(x->hpath, x->hsend, bytes);
+    ddl_status_t st = ddl_allreduce(owner ? DDL_IN_PLACE : NULL, owner ? x->hpath : NULL, (int64_t)count, t, op, x->comm);
+    if (st != DDL_OK) {
+        fail(x, t, op, count, inplace, streamed, ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (owner && memcmp(x->hpath, x->hrecv, bytes) != 0)
+        fail(x, t, op, count, inplace, streamed, "the device path's result differs from the host path's in its bits");
 }
 
 static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int inplace, int streamed, uint64_t seed)
@@ -93,10 +114,12 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
         fail(x, t, op, count, inplace, streamed, ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (owner && streamed != CALL_NONBLOCKING)
+        check_cuda(cudaMemcpy(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost), "reading the result");
+    if (x->same_as_host)
+        compare_with_host(x, t, op, count, inplace, streamed);
     if (!owner)
         return;
-    if (streamed != CALL_NONBLOCKING)
-        check_cuda(cudaMemcpy(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost), "reading the result");
     int bad = 0;
     for (size_t i = 0; i < count && bad < 3; i++) {
         ddl_ref_t ref = ddl_ref_expected(t, op, x->info.owner_size, i, seed);
@@ -122,6 +145,52 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
     MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, owners);
     if (lo != hi)
         fail(x, t, op, count, inplace, streamed, "owners' results differ");
+}
+
+/* Several requests in flight on one stream: the inputs still being copied in
+ * when they are posted, the copy of the results queued behind ddl_wait_stream
+ * of every one of them. */
+#define INFLIGHT 4
+static void run_inflight(ctx_t *x, size_t part, uint64_t seed)
+{
+    int owner = x->info.role == DDL_ROLE_OWNER;
+    size_t bytes = part * sizeof(float);
+    ddl_request_t *req[INFLIGHT];
+    x->cases++;
+    if (owner) {
+        for (int k = 0; k < INFLIGHT; k++)
+            ddl_ref_fill((char *)x->hsend + k * bytes, part, DDL_DTYPE_F32, DDL_REDOP_SUM, x->info.owner_rank, seed + k);
+        check_cuda(cudaMemcpyAsync(x->drecv, x->hsend, INFLIGHT * bytes, cudaMemcpyHostToDevice, x->stream),
+                   "filling the inputs");
+    }
+    for (int k = 0; k < INFLIGHT; k++)
+        if (ddl_iallreduce_stream(owner ? DDL_IN_PLACE : NULL, owner ? (char *)x->drecv + k * bytes : NULL,
+                                  (int64_t)part, DDL_DTYPE_F32, DDL_REDOP_SUM, DDL_MEM_DEVICE,
+                                  owner ? x->stream : NULL, x->comm, &req[k]) != DDL_OK ||
+            (owner && ddl_wait_stream(req[k], x->stream) != DDL_OK)) {
+            fail(x, DDL_DTYPE_F32, DDL_REDOP_SUM, part, 1, CALL_NONBLOCKING, ddl_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    if (owner) {
+        check_cuda(cudaMemcpyAsync(x->hrecv, x->drecv, INFLIGHT * bytes, cudaMemcpyDeviceToHost, x->stream),
+                   "reading the results on the stream");
+        check_cuda(cudaStreamSynchronize(x->stream), "waiting for the stream");
+    }
+    for (int k = 0; k < INFLIGHT; k++) {
+        if (ddl_wait(req[k]) != DDL_OK)
+            fail(x, DDL_DTYPE_F32, DDL_REDOP_SUM, part, 1, CALL_NONBLOCKING, ddl_last_error());
+        ddl_request_free(req[k]);
+    }
+    for (int k = 0; owner && k < INFLIGHT; k++)
+        for (size_t i = 0; i < part; i++) {
+            ddl_ref_t ref = ddl_ref_expected(DDL_DTYPE_F32, DDL_REDOP_SUM, x->info.owner_size, i, seed + k);
+            if (!ddl_ref_matches((char *)x->hrecv + k * bytes, i, DDL_DTYPE_F32, &ref)) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "%d requests in flight: request %d, element %zu is wrong", INFLIGHT, k, i);
+                fail(x, DDL_DTYPE_F32, DDL_REDOP_SUM, part, 1, CALL_NONBLOCKING, msg);
+                break;
+            }
+        }
 }
 
 int main(int argc, char **argv)
@@ -151,8 +220,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     ddl_comm_info(x.comm, &x.info);
-    /* Virtual GPUs round-robin over the physical ones. */
-    check_cuda(cudaSetDevice(x.info.gpu % devices), "cudaSetDevice");
+    /* Virtual GPUs round-robin over the physical ones, virtual nodes' GPUs
+     * apart while there are enough (NCCL refuses two ranks of a communicator
+     * on one GPU). */
+    check_cuda(cudaSetDevice((x.info.node * x.info.gpus_per_node + x.info.gpu) % devices), "cudaSetDevice");
     size_t max_bytes = (size_t)LARGE_COUNT * 8;
     if (x.info.role == DDL_ROLE_OWNER) {
         check_cuda(cudaMalloc(&x.dsend, max_bytes), "cudaMalloc");
@@ -160,7 +231,9 @@ int main(int argc, char **argv)
         check_cuda(cudaStreamCreate(&x.stream), "cudaStreamCreate");
         x.hsend = malloc(max_bytes);
         x.hrecv = malloc(max_bytes);
+        x.hpath = malloc(max_bytes);
     }
+    x.same_as_host = getenv("DDL_TEST_SAME_AS_HOST") && atoi(getenv("DDL_TEST_SAME_AS_HOST"));
     static const size_t counts[] = {0, 1, 2, 13, 1009, 65537, LARGE_COUNT};
     int quick = getenv("DDL_TEST_QUICK") != NULL;
     if (x.info.role == DDL_ROLE_HELPER && cfg.helper_mode == DDL_HELPERS_SERVE) {
@@ -178,6 +251,8 @@ int main(int argc, char **argv)
                     for (int inplace = 0; inplace < 2; inplace++, seed++)
                         run_case(&x, (ddl_dtype_t)t, (ddl_redop_t)op, counts[c], inplace, (int)(seed % CALL_KINDS), seed);
                 }
+        run_inflight(&x, 1009, seed);
+        run_inflight(&x, LARGE_COUNT / INFLIGHT, seed + INFLIGHT);
     }
     /* Totals over the owners (serve-mode helpers join no collective of ours). */
     int failures = x.failures;
@@ -188,6 +263,7 @@ int main(int argc, char **argv)
         cudaStreamDestroy(x.stream);
         free(x.hsend);
         free(x.hrecv);
+        free(x.hpath);
     }
     ddl_comm_destroy(x.comm);
     if (x.info.rank == 0)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # A rank that stalls (SIGSTOP) or dies (SIGKILL) in the middle of a long
 # allreduce: the job ends within a short DDL_TIMEOUT with a message naming the
-# rank, no process is left, and /dev/shm is clean.
+# rank, no process is left, and /dev/shm is clean.  DDL_TEST_DEVICE=1: on
+# device buffers (run-gpu.sh runs it so).
 . "$(dirname "$0")/lib.sh"
 prog=$top_builddir/tests/mpi/ddl-test-failure
 TIMEOUT_S=3
@@ -86,14 +87,21 @@ every_wait_names() {
 }
 
 before=$(shm_segments)
-# A stalled helper: its lane peer times out naming it, the node's ranks stop.
-run_case STOP 3 "timed out.*rank 3"
-# A killed rank: the job ends, nothing hangs.
-run_case KILL 1 ""
-# The same with nonblocking requests in flight: every survivor's every wait
-# fails within DDL_TIMEOUT (and a short grace), naming the stalled rank or the
-# rank that waited for it.
-run_case STOP 3 "rank 3" 4
-run_case KILL 1 "" 4
+if [ "${DDL_TEST_DEVICE:-0}" = 1 ]; then
+    # Device buffers (tests/gpu/run-gpu.sh): the same stall and death while
+    # the device path's transport (NCCL where it loads) carries the lanes.
+    run_case STOP 3 "timed out"
+    run_case KILL 1 "" 4
+else
+    # A stalled helper: its lane peer times out naming it, the node's ranks stop.
+    run_case STOP 3 "timed out.*rank 3"
+    # A killed rank: the job ends, nothing hangs.
+    run_case KILL 1 ""
+    # The same with nonblocking requests in flight: every survivor's every wait
+    # fails within DDL_TIMEOUT (and a short grace), naming the stalled rank or the
+    # rank that waited for it.
+    run_case STOP 3 "rank 3" 4
+    run_case KILL 1 "" 4
+fi
 if [ "$(shm_segments)" != "$before" ]; then fail "segments left in /dev/shm: $(shm_segments)"; else pass "/dev/shm clean"; fi
 finish

@@ -4,15 +4,42 @@
  * message and aborts the job.  DDL_TEST_ASYNC=N: N nonblocking requests in
  * flight at a time; on a failure every one is waited for and its message
  * printed ("request K: ..."), and the job is aborted once the other ranks
- * have had the time to do the same. */
+ * have had the time to do the same.  DDL_TEST_DEVICE=1 (a build with CUDA): the
+ * buffer is device memory (the device path's transports, NCCL included). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#ifdef DDL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "ddl.h"
 #include "testcomm.h"
+
+/* An owner's buffer: the communicator's heap, or device memory. */
+static float *allocate(ddl_comm_t *comm, const ddl_comm_info_t *info, size_t bytes)
+{
+    void *p = NULL;
+    const char *device = getenv("DDL_TEST_DEVICE");
+    if (device && atoi(device)) {
+#ifdef DDL_HAVE_CUDA
+        int devices = 0;
+        if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 &&
+            cudaSetDevice((info->node * info->gpus_per_node + info->gpu) % devices) == cudaSuccess &&
+            cudaMalloc(&p, bytes) == cudaSuccess && cudaMemset(p, 0, bytes) == cudaSuccess &&
+            cudaDeviceSynchronize() == cudaSuccess)
+            return p;
+#endif
+        fprintf(stderr, "rank %d: DDL_TEST_DEVICE=1: no device memory here\n", info->rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (ddl_malloc(comm, bytes, &p) != DDL_OK)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    return p;
+}
 
 int main(int argc, char **argv)
 {
@@ -34,9 +61,7 @@ int main(int argc, char **argv)
     if (inflight > 8)
         inflight = 8;
     size_t count = 8u << 20;
-    float *buf = NULL;
-    if (info.role == DDL_ROLE_OWNER && ddl_malloc(comm, count * sizeof(float), (void **)&buf) != DDL_OK)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    float *buf = info.role == DDL_ROLE_OWNER ? allocate(comm, &info, count * sizeof(float)) : NULL;
     double end = MPI_Wtime() + 120;
     while (inflight > 0 && MPI_Wtime() < end) {
         ddl_request_t *req[8];
