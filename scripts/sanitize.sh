@@ -45,14 +45,12 @@ thread)
 *)
     echo "sanitize: unknown kind '$kind': address or thread"; exit 2 ;;
 esac
-# A copy of the tracked and new source files: the main tree is configured in place.
-rm -rf "$dir" && mkdir -p "$dir"
-git ls-files -co --exclude-standard | grep -v '^build-sanitize/\|^build-tsan/' | tar -T - -cf - | tar -xf - -C "$dir"
+. scripts/variant.sh
+variant_tree "$dir" || exit 1
 cd "$dir"
 # clang where it is (the build must keep working with it), else gcc.
 cc=gcc
 command -v clang > /dev/null && cc=clang
-autoreconf -fi > /dev/null 2>&1 || { echo "sanitize: autoreconf failed"; exit 1; }
 if ! CC=$cc ./configure $flag --without-cuda > configure.out 2>&1 && [ $cc = clang ]; then
     echo "sanitize: clang cannot build with the sanitizers here; using gcc"; cc=gcc
     CC=gcc ./configure $flag --without-cuda > configure.out 2>&1

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Set up the machine and run every test: check unit tests, then the MPI
-# integration tests (real Open MPI ranks, emulated nodes), through make check.
+# integration tests (real Open MPI ranks, emulated nodes), through make check;
+# then the sanitizer builds, the device path on emulated GPUs, and the Debian
+# packages.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
@@ -35,6 +37,16 @@ if [ "${DDL_SANITIZER_SUITE:-1}" = 1 ]; then
         # A report in a test that passed (or no log at all) is a failure too.
         [ $src -eq 0 ] || { rc=1; [ "$failed" -gt "$failed_before" ] || failed=$((failed + 1)); }
     done
+fi
+# The device path on emulated GPUs: build-emu/, configure --enable-cuda-emulation.
+if [ "${DDL_CUDA_EMU_SUITE:-1}" = 1 ]; then
+    scripts/test-cuda-emu.sh
+    erc=$?
+    failed_before=$failed
+    emu=build-emu/test-suite.log
+    passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$emu" 2>/dev/null | head -1) + 0 ))
+    failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$emu" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$emu" 2>/dev/null | head -1) + 0 ))
+    [ $erc -eq 0 ] || { rc=1; [ "$failed" -gt "$failed_before" ] || failed=$((failed + 1)); }
 fi
 # The Debian packages: make deb, installed, and a cluster run from what they install.
 if [ "${DDL_DEB_SUITE:-1}" = 1 ]; then

@@ -14,7 +14,9 @@
 #    Where both paths take the lane algorithm (DDL_ALGO=lane), results must
 #    be bit-identical to the host path's for the same inputs.
 #  - PowerAI DDL's API on device memory; ddl-gpu-bench with its results
-#    checked; a stalled and a killed rank while device requests are out.
+#    checked; the Python binding's device branch and the DDP hook (emulation:
+#    tests/python/test_device.py); a stalled and a killed rank while device
+#    requests are out.
 # Skips (exit 77) with the reason when libddl was built without CUDA or CUDA
 # sees no device.
 . "$(dirname "$0")/../mpi/lib.sh"
@@ -87,6 +89,20 @@ for layout in "DDL_GPUS_PER_NODE=2 4" "DDL_NODE_SIZE=2 4"; do
         fail "ddl-gpu-bench, $var, 2 lanes"; echo "$out" | tail -12
     fi
 done
+# The Python binding's device branch (a CUDA tensor's pointer and stream),
+# with a tensor-like object over emulated device memory.
+if [[ $info == emulated,* ]] && /usr/bin/python3 -c 'import torch, numpy' 2> /dev/null; then
+    for layout in "DDL_NODE_SIZE=2 collective" "DDL_GPUS_PER_NODE=2 serve"; do
+        read -r var helpers <<< "$layout"
+        if out=$(env DDL_LIBRARY="$top_builddir/.libs/libddl.so" OMP_NUM_THREADS=1 DDL_LANES=2 "$var" DDL_HELPERS=$helpers \
+                 DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 /usr/bin/python3 "$top_srcdir/tests/python/test_device.py" \
+                 < /dev/null 2>&1); then
+            pass "Python binding and DDP hook on device tensors, $var, $helpers helpers"
+        else
+            fail "Python binding and DDP hook on device tensors, $var, $helpers helpers"; echo "$out" | tail -12
+        fi
+    done
+fi
 # A stalled and a killed rank with device requests out: the job ends, nothing is left.
 if out=$(top_builddir=$top_builddir top_srcdir=$top_srcdir DDL_TEST_DEVICE=1 bash "$top_srcdir/tests/mpi/run-failure.sh" 2>&1); then
     pass "a stalled and a killed rank on device buffers: $(echo "$out" | tail -1)"
