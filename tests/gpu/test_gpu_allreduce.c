@@ -27,6 +27,7 @@ typedef struct {
     void *hsend, *hrecv;      /* host copies */
     void *hpath;              /* the same inputs through the host path */
     int same_as_host;         /* DDL_TEST_SAME_AS_HOST: its result must have the same bits */
+    int reused;               /* the buffers were allocated again at the same addresses */
     cudaStream_t stream;
     int failures, cases;
 } ctx_t;
@@ -253,6 +254,20 @@ int main(int argc, char **argv)
                 }
         run_inflight(&x, 1009, seed);
         run_inflight(&x, LARGE_COUNT / INFLIGHT, seed + INFLIGHT);
+        /* New allocations where the old ones were (a caching allocator, and
+         * the emulation, hand the same addresses out again): the node's other
+         * ranks must map them anew, not read the freed ones. */
+        if (x.info.role == DDL_ROLE_OWNER) {
+            void *old_send = x.dsend, *old_recv = x.drecv;
+            check_cuda(cudaFree(x.dsend), "cudaFree");
+            check_cuda(cudaFree(x.drecv), "cudaFree");
+            check_cuda(cudaMalloc(&x.dsend, max_bytes), "cudaMalloc");
+            check_cuda(cudaMalloc(&x.drecv, max_bytes), "cudaMalloc");
+            x.reused = x.dsend == old_send && x.drecv == old_recv;
+        }
+        seed += 2 * INFLIGHT;
+        for (int inplace = 0; inplace < 2; inplace++, seed++)
+            run_case(&x, DDL_DTYPE_F32, DDL_REDOP_SUM, 65537, inplace, CALL_BLOCKING, seed);
     }
     /* Totals over the owners (serve-mode helpers join no collective of ours). */
     int failures = x.failures;
@@ -267,9 +282,10 @@ int main(int argc, char **argv)
     }
     ddl_comm_destroy(x.comm);
     if (x.info.rank == 0)
-        printf("%s: %d cases, %d failures (%d nodes x %d GPUs x %d lanes, helpers %s, on %d device%s)\n",
+        printf("%s: %d cases, %d failures (%d nodes x %d GPUs x %d lanes, helpers %s, on %d device%s%s)\n",
                failures ? "FAIL" : "PASS", x.cases, failures, x.info.nnodes, x.info.gpus_per_node, x.info.lanes,
-               cfg.helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", devices, devices == 1 ? "" : "s");
+               cfg.helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", devices, devices == 1 ? "" : "s",
+               x.reused ? "; buffers reallocated at the same addresses" : "");
     MPI_Finalize();
     return failures ? 1 : 0;
 }
