@@ -373,7 +373,15 @@ ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what)
         return ddl_cuda_error(a.rc, what);
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, what);
-    return ddl_error(st, "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
+    /* NCCL cannot say which peer it waits for: name the lane's other ranks. */
+    char peers[256] = "";
+    for (int n = 0, o = 0; c->gpu->nccl && n < c->info.nnodes && o + 48 < (int)sizeof(peers); n++) {
+        int r = c->world_of_lane[n];
+        if (r != c->info.rank)
+            o += snprintf(peers + o, sizeof(peers) - (size_t)o, "%s%d on %s", o ? ", " : "", r, c->hosts[r]);
+    }
+    return ddl_error(st, "%s timed out after %.1f s (DDL_TIMEOUT)%s%s", what, c->set.timeout,
+                     peers[0] ? "; NCCL was waiting for this lane's other ranks: " : "", peers);
 }
 
 void ddl_gpu_comm_release(ddl_comm_t *c)

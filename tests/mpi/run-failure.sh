@@ -90,7 +90,7 @@ before=$(shm_segments)
 if [ "${DDL_TEST_DEVICE:-0}" = 1 ]; then
     # Device buffers (tests/gpu/run-gpu.sh): the same stall and death while
     # the device path's transport (NCCL where it loads) carries the lanes.
-    run_case STOP 3 "timed out"
+    run_case STOP 3 "timed out.*other ranks: 3 on"
     run_case KILL 1 "" 4
 else
     # A stalled helper: its lane peer times out naming it, the node's ranks stop.
