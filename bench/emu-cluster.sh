@@ -11,6 +11,10 @@
 #                                  with RACKS=2 the first half of the nodes hang off
 #                                  rack A's bridge and the rest off rack B's, joined
 #                                  per rail by an uplink capped at UPLINK
+#   DDL_EMU_INJ=RATE (with start)      and each process's sends capped at RATE too:
+#                                  every node has a sub-interface per local rank on
+#                                  each rail (DDL_EMU_PROCS of them, default 16), and
+#                                  bench/emu-inject.sh points a task at its own
 #   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
@@ -22,8 +26,38 @@ export DDL_CLUSTER_DIR=${DDL_CLUSTER_DIR:-/tmp/ddl-emu-$(id -u)}
 export DDL_CLUSTER_PORT=${DDL_CLUSTER_PORT:-46817}
 export DDL_CLUSTER_NETNS=$prefix
 state=$DDL_CLUSTER_DIR.net
+inj=${DDL_EMU_INJ:-}
+procs=${DDL_EMU_PROCS:-16}
 
 die() { echo "emu-cluster: $*" >&2; exit 1; }
+
+# Per-process injection (DDL_EMU_INJ): node n's rail k gets PROCS sub-interfaces
+# rail<k>p<t> (macvlan, address 10.77.<k>.<64 + 32 (n - 1) + t>), one per local
+# rank, and its sends an HTB tree: the link's RATE over all, and per local rank
+# t a class capped at INJ that takes what leaves from t's addresses (on any
+# rail: a process bound to rail j's address that talks to a peer on rail k
+# leaves through rail k).  What goes from the node's own address (Slurm, PMIx)
+# shares the link, uncapped.
+per_process() {
+    local ns=$1 n=$2 k=$3 rate=$4 inj=$5 rails=$6 t j class
+    tc -n "$ns" qdisc add dev "rail$k" root handle 1: htb default 1ff
+    tc -n "$ns" class add dev "rail$k" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" burst 256kb cburst 256kb \
+        quantum 60000
+    tc -n "$ns" class add dev "rail$k" parent 1:1 classid 1:1ff htb rate "$rate" ceil "$rate" burst 256kb cburst 256kb \
+        quantum 60000
+    for t in $(seq 0 $((procs - 1))); do
+        ip -n "$ns" link add "rail${k}p$t" link "rail$k" type macvlan mode bridge
+        ip -n "$ns" addr add "10.77.$k.$((64 + 32 * (n - 1) + t))/24" dev "rail${k}p$t"
+        ip -n "$ns" link set "rail${k}p$t" up
+        class=1:$(printf %x $((t + 16)))
+        tc -n "$ns" class add dev "rail$k" parent 1:1 classid "$class" htb rate "$inj" ceil "$inj" burst 64kb cburst 64kb \
+            quantum 60000
+        for j in $(seq 0 $((rails - 1))); do
+            tc -n "$ns" filter add dev "rail$k" parent 1: protocol ip prio 1 u32 \
+                match ip src "10.77.$j.$((64 + 32 * (n - 1) + t))/32" flowid "$class"
+        done
+    done
+}
 
 make_net() {
     local nodes=$1 rails=$2 rate=$3 racks=$4 uplink=$5
@@ -55,7 +89,11 @@ make_net() {
             ip -n "$prefix-n$n" addr add "10.77.$k.$n/24" dev "rail$k"
             ip -n "$prefix-n$n" link set "rail$k" up
             # Both ends: the node's sends and its receives are capped.
-            tc -n "$prefix-n$n" qdisc add dev "rail$k" root tbf rate "$rate" burst 256kb latency 50ms
+            if [ -n "$inj" ]; then
+                per_process "$prefix-n$n" "$n" "$k" "$rate" "$inj" "$rails"
+            else
+                tc -n "$prefix-n$n" qdisc add dev "rail$k" root tbf rate "$rate" burst 256kb latency 50ms
+            fi
             tc -n "$prefix-hub" qdisc add dev "h$n-$k" root tbf rate "$rate" burst 256kb latency 50ms
         done
     done
@@ -76,11 +114,12 @@ start)
     [ "$nodes" -ge 2 ] && [ "$nodes" -le 4 ] || die "NODES must be 2 to 4"
     [ "$rails" -ge 1 ] && [ "$rails" -le 4 ] || die "RAILS must be 1 to 4"
     [ "$racks" -eq 1 ] || { [ "$racks" -eq 2 ] && [ $((nodes % 2)) -eq 0 ]; } || die "RACKS must be 1, or 2 with an even NODES"
+    [ "$procs" -ge 1 ] && [ "$procs" -le 32 ] || die "DDL_EMU_PROCS must be 1 to 32"
     "$0" stop > /dev/null 2>&1 || true
     make_net "$nodes" "$rails" "$rate" "$racks" "$uplink"
     DDL_CLUSTER_RAILS=$(seq -s, -f 'rail%g' 0 $((rails - 1))) DDL_CLUSTER_BIND=no \
         "$top/tests/slurm/cluster.sh" start "$nodes" || { del_net; exit 1; }
-    echo "emu-cluster: $nodes nodes x $rails rails at $rate, $racks rack(s) (uplink $uplink); run clients with: $0 run srun ..."
+    echo "emu-cluster: $nodes nodes x $rails rails at $rate, $racks rack(s) (uplink $uplink)${inj:+, each process at $inj (bench/emu-inject.sh)}; run clients with: $0 run srun ..."
     ;;
 run)
     shift

@@ -1,0 +1,17 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs a task of a job on the emulated cluster started with DDL_EMU_INJ
+# (bench/emu-cluster.sh) through its own sub-interface, whose sends are capped
+# at the per-process injection rate: srun ... bench/emu-inject.sh PROG ARGS...
+# A lane keeps the rail the plugin gave it (DDL_RAIL); a task without lanes
+# (one process per GPU) takes rail (local rank mod rails).  Open MPI's TCP
+# BTL then sends from that sub-interface's address only.
+set -u
+t=${SLURM_LOCALID:?emu-inject.sh runs as a task of srun}
+# The task's network namespace through netlink (/sys shows the host's).
+rails=$(ip -o link show | grep -c ': rail[0-9]@')
+[ "$rails" -gt 0 ] || { echo "emu-inject.sh: no rail interfaces here: run it on bench/emu-cluster.sh's nodes" >&2; exit 1; }
+rail=${DDL_RAIL:-rail$((t % rails))}
+ip link show dev "${rail}p$t" > /dev/null 2>&1 || { echo "emu-inject.sh: no ${rail}p$t: start the cluster with DDL_EMU_INJ (and enough DDL_EMU_PROCS)" >&2; exit 1; }
+export OMPI_MCA_btl_tcp_if_include=${rail}p$t
+exec "$@"
