@@ -4,7 +4,9 @@
 # network namespaces with 2 capped rails each; ddl-bench through srun
 # --ddl-lanes=2 must be right and must have sent over both rails of both nodes
 # (interface byte counters), the owners of one GPU per node over the first
-# rail and of two over both; tear-down leaves no namespace.
+# rail and of two over both; with every process's sends capped (DDL_EMU_INJ),
+# one flow is held to the cap and 2 lanes per GPU beat 1; tear-down leaves no
+# namespace.
 . "$(dirname "$0")/../mpi/lib.sh"
 emu=$top_srcdir/bench/emu-cluster.sh
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ] ||
@@ -14,7 +16,11 @@ if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_bu
 fi
 export DDL_EMU_PREFIX=ddlt$$ DDL_CLUSTER_DIR=/tmp/ddl-emu-test-$$ DDL_CLUSTER_PORT=27817
 trap '"$emu" stop > /dev/null 2>&1' EXIT
-"$emu" start 2 2 1gbit > /dev/null || { fail "the emulated cluster did not start"; finish; exit 1; }
+# Every process's sends may also be capped (the lanes' reason to exist): 4
+# sub-interfaces per node and rail at 250 Mbit/s; tasks not started through
+# bench/emu-inject.sh send from the rails' own addresses, uncapped.
+DDL_EMU_INJ=250mbit DDL_EMU_PROCS=4 "$emu" start 2 2 1gbit > /dev/null ||
+    { fail "the emulated cluster did not start"; finish; exit 1; }
 export OMPI_MCA_mpi_yield_when_idle=1
 before=$("$emu" counters)
 out=$("$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" --mode ddl \
@@ -82,6 +88,37 @@ if grep -q "measured: tuning file $tune" <<< "$out" && grep -q '^# Out of bounds
     pass "ddl-tune wrote $(grep -vc '^#' "$tune") band(s); ddl-bench used them and was right"
 else
     fail "ddl-tune or its file"; cat "$tune" 2>/dev/null; echo "$out" | tail -8
+fi
+# Per-process injection: one TCP flow from one process's address is held to
+# 250 Mbit/s, two processes' flows get about twice that (the cap is per
+# process, not per node).
+flows() { # SOURCE...: the Mbit/s that one flow from each SOURCE of n1 brings to n2 over rail 0
+    local log
+    log=$(mktemp)
+    ip netns exec "$DDL_EMU_PREFIX-n2" python3 "$top_srcdir/bench/tcp-rate.py" recv 10.77.0.2 5001 $# 3 > "$log" &
+    sleep 0.5
+    ip netns exec "$DDL_EMU_PREFIX-n1" python3 "$top_srcdir/bench/tcp-rate.py" send 10.77.0.2 5001 3 "$@"
+    wait
+    awk '{print int($(NF-1))}' "$log"
+    rm -f "$log"
+}
+one=$(flows 10.77.0.64) two=$(flows 10.77.0.64 10.77.0.65)
+if [ "${one:-0}" -ge 125 ] && [ "${one:-0}" -le 275 ] && [ "${two:-0}" -ge $((one * 3 / 2)) ]; then
+    pass "per-process injection: 1 flow $one Mbit/s (cap 250), 2 processes $two"
+else
+    fail "per-process injection: 1 flow ${one:-?} Mbit/s (cap 250), 2 processes ${two:-?}"
+fi
+# Under that cap, 2 lanes per GPU move 16 MiB faster than 1 (each process injects).
+for l in 1 2; do
+    out=$("$emu" run timeout 300 srun -N2 --kill-on-bad-exit=1 --gpus-per-node=2 --ddl-lanes=$l \
+        "$top_srcdir/bench/emu-inject.sh" "$top_builddir/ddl-bench" --mode ddl -b 16M -e 16M -n 3 -w 1 2>&1)
+    grep -q '^# Out of bounds values : 0 OK' <<< "$out" || { fail "lanes $l under the per-process cap"; echo "$out" | tail -5; }
+    eval "us_$l=$(awk '/^ +16777216 / {print int($10)}' <<< "$out")"
+done
+if [ "${us_2:-0}" -gt 0 ] && [ "${us_1:-0}" -gt "${us_2:-0}" ]; then
+    pass "per-process cap: 16 MiB takes $us_1 us with 1 lane per GPU, $us_2 us with 2"
+else
+    fail "per-process cap: 16 MiB with 1 lane ${us_1:-?} us, with 2 lanes ${us_2:-?} us"
 fi
 "$emu" stop > /dev/null 2>&1
 # Two racks of 2 nodes joined by a slower uplink: the multiring along 1x2x2 is
