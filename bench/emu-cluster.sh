@@ -13,8 +13,10 @@
 #                                  per rail by an uplink capped at UPLINK
 #   DDL_EMU_INJ=RATE (with start)      and each process's sends capped at RATE too:
 #                                  every node has a sub-interface per local rank on
-#                                  each rail (DDL_EMU_PROCS of them, default 16), and
-#                                  bench/emu-inject.sh points a task at its own
+#                                  each rail (DDL_EMU_PROCS of them, default 16),
+#                                  bench/emu-inject.sh points a task at its own, and
+#                                  helper lanes run the job's command (helpers=app)
+#                                  so that they go through it too
 #   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
@@ -117,6 +119,9 @@ start)
     [ "$procs" -ge 1 ] && [ "$procs" -le 32 ] || die "DDL_EMU_PROCS must be 1 to 32"
     "$0" stop > /dev/null 2>&1 || true
     make_net "$nodes" "$rails" "$rate" "$racks" "$uplink"
+    # With per-process caps every task must run its command (through
+    # bench/emu-inject.sh): helpers=app, not the daemon the plugin would exec.
+    [ -z "$inj" ] || export DDL_CLUSTER_HELPERS=${DDL_CLUSTER_HELPERS:-app}
     DDL_CLUSTER_RAILS=$(seq -s, -f 'rail%g' 0 $((rails - 1))) DDL_CLUSTER_BIND=no \
         "$top/tests/slurm/cluster.sh" start "$nodes" || { del_net; exit 1; }
     echo "emu-cluster: $nodes nodes x $rails rails at $rate, $racks rack(s) (uplink $uplink)${inj:+, each process at $inj (bench/emu-inject.sh)}; run clients with: $0 run srun ..."

@@ -8,6 +8,9 @@
 #
 #   bench/train-bench.sh [MODEL...]     default: resnet18 transformer mlp
 #   STEPS=20 RATE=1gbit BUCKET_MB=25    steps per hook, link rate, DDP's bucket_cap_mb
+#   INJ=250mbit                         each process's sends capped too (emu-cluster.sh's
+#                                       DDL_EMU_INJ): every task through bench/emu-inject.sh,
+#                                       gloo on the owner's own sub-interface
 #   JSON_DIR=dir                        keep each model's results as dir/MODEL.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +19,11 @@ models=${*:-resnet18 transformer mlp}
 emu=bench/emu-cluster.sh
 export DDL_EMU_PREFIX=ddltb DDL_CLUSTER_DIR=/tmp/ddl-train-bench DDL_CLUSTER_PORT=37817
 trap '"$emu" stop > /dev/null 2>&1' EXIT
+inject=()
+if [ -n "${INJ:-}" ]; then
+    export DDL_EMU_INJ=$INJ DDL_EMU_PROCS=2
+    inject=(bench/emu-inject.sh)
+fi
 "$emu" start 2 2 "${RATE:-1gbit}" > /dev/null
 # The rendezvous on node 1's rail 0 (the emulated nodes' names do not resolve).
 export MASTER_ADDR=10.77.0.1 GLOO_SOCKET_IFNAME=rail0,rail1 OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
@@ -23,7 +31,7 @@ export DDL_LIBRARY=$PWD/.libs/libddl.so PYTHONPATH=$PWD/python
 [ -z "${JSON_DIR:-}" ] || mkdir -p "$JSON_DIR"
 status=0
 for model in $models; do
-    "$emu" run timeout 900 srun -N2 --gpus-per-node=1 --ddl-lanes=2 /usr/bin/python3 examples/train_bench.py \
+    "$emu" run timeout 900 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "${inject[@]}" /usr/bin/python3 examples/train_bench.py \
         --model "$model" --steps "${STEPS:-20}" --bucket-mb "${BUCKET_MB:-25}" \
         ${JSON_DIR:+--json "$JSON_DIR/$model.json"} 2>&1 | grep -v '^srun: lua' || status=1
 done

@@ -16,11 +16,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_bu
 fi
 export DDL_EMU_PREFIX=ddlt$$ DDL_CLUSTER_DIR=/tmp/ddl-emu-test-$$ DDL_CLUSTER_PORT=27817
 trap '"$emu" stop > /dev/null 2>&1' EXIT
-# Every process's sends may also be capped (the lanes' reason to exist): 4
-# sub-interfaces per node and rail at 250 Mbit/s; tasks not started through
-# bench/emu-inject.sh send from the rails' own addresses, uncapped.
-DDL_EMU_INJ=250mbit DDL_EMU_PROCS=4 "$emu" start 2 2 1gbit > /dev/null ||
-    { fail "the emulated cluster did not start"; finish; exit 1; }
+"$emu" start 2 2 1gbit > /dev/null || { fail "the emulated cluster did not start"; finish; exit 1; }
 export OMPI_MCA_mpi_yield_when_idle=1
 before=$("$emu" counters)
 out=$("$emu" run timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 "$top_builddir/ddl-bench" --mode ddl \
@@ -89,9 +85,13 @@ if grep -q "measured: tuning file $tune" <<< "$out" && grep -q '^# Out of bounds
 else
     fail "ddl-tune or its file"; cat "$tune" 2>/dev/null; echo "$out" | tail -8
 fi
-# Per-process injection: one TCP flow from one process's address is held to
-# 250 Mbit/s, two processes' flows get about twice that (the cap is per
-# process, not per node).
+"$emu" stop > /dev/null 2>&1
+# Every process's sends capped too (the lanes' reason to exist): 4
+# sub-interfaces per node and rail at 250 Mbit/s, every task through
+# bench/emu-inject.sh (helpers run the job's command).  One TCP flow from one
+# process's address is held to 250 Mbit/s, two processes' flows get about
+# twice that (the cap is per process, not per node).
+DDL_EMU_INJ=250mbit DDL_EMU_PROCS=4 "$emu" start 2 2 1gbit > /dev/null || fail "the capped cluster did not start"
 flows() { # SOURCE...: the Mbit/s that one flow from each SOURCE of n1 brings to n2 over rail 0
     local log
     log=$(mktemp)
