@@ -10,10 +10,16 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 dir=$top/build-emu
 start=$(date +%s)
+# The emulation compiles against the toolkit's headers (configure: --with-cuda=DIR).
+cuda=${DDL_CUDA_DIR:-/usr/local/cuda}
+if [ ! -r "$cuda/include/cuda_runtime_api.h" ] || [ ! -r "$cuda/include/nccl.h" ]; then
+    echo "cuda-emu: SKIP: no CUDA and NCCL headers in $cuda/include (the toolkit is needed at build time, not a GPU)"
+    exit 0
+fi
 . scripts/variant.sh
 variant_tree "$dir" || exit 1
 cd "$dir"
-./configure --enable-cuda-emulation PYTHON=/usr/bin/python3 > configure.out 2>&1 ||
+./configure --enable-cuda-emulation --with-cuda="$cuda" PYTHON=/usr/bin/python3 > configure.out 2>&1 ||
     { echo "cuda-emu: configure failed"; tail -20 configure.out; exit 1; }
 make -j"$(nproc)" > make.out 2>&1 || { echo "cuda-emu: build failed"; tail -30 make.out; exit 1; }
 echo "cuda-emu: built ($(./ddl-info | sed -n 's/^  CUDA:  //p'))"
