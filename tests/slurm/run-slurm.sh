@@ -157,6 +157,8 @@ mpi_test() { # NODES GPUS LANES MODE [PROGRAM: allreduce (default) or iallreduce
         pass "MPI $prog, $1 node(s) x $2 GPUs x $3 lanes, helpers $4: $(grep -o '[0-9]* cases' <<< "$out")"
     else
         fail "MPI $prog, $1 node(s) x $2 GPUs x $3 lanes, helpers $4 (exit $rc)"
+        # The test's own words first: Open MPI's abort text would push them out of a tail.
+        grep -m10 "FAIL\|rank [0-9]*:\|refused\|ddl_" <<< "$out"
         echo "$out" | tail -15
     fi
 }
