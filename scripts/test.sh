@@ -23,30 +23,29 @@ summary=test-suite.log
 passed=$(sed -n 's/^# PASS: *//p' "$summary" | head -1)
 failed=$(( $(sed -n 's/^# FAIL: *//p' "$summary" | head -1) + $(sed -n 's/^# ERROR: *//p' "$summary" | head -1) ))
 
+# add_variant LOG STATUS: a second build's test counts (LOG, its
+# test-suite.log) into passed and failed; a script that failed while its log
+# shows no failure (a sanitizer report in a test that passed, or no log at
+# all) counts as one failure.
+add_variant() {
+    local failed_before=$failed
+    passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$1" 2>/dev/null | head -1) + 0 ))
+    failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$1" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$1" 2>/dev/null | head -1) + 0 ))
+    [ "$2" -eq 0 ] || { rc=1; [ "$failed" -gt "$failed_before" ] || failed=$((failed + 1)); }
+}
+
 # The same sources again with ASan + UBSan (unit tests, fuzz corpora, MPI
 # tests), then with TSan (the nonblocking suite and some blocking layouts).
 if [ "${DDL_SANITIZER_SUITE:-1}" = 1 ]; then
-    for kind in address thread; do
-        scripts/sanitize.sh $kind
-        src=$?
-        failed_before=$failed
-        san=build-sanitize/test-suite.log
-        [ $kind = thread ] && san=build-tsan/test-suite.log
-        passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$san" 2>/dev/null | head -1) + 0 ))
-        failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$san" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$san" 2>/dev/null | head -1) + 0 ))
-        # A report in a test that passed (or no log at all) is a failure too.
-        [ $src -eq 0 ] || { rc=1; [ "$failed" -gt "$failed_before" ] || failed=$((failed + 1)); }
-    done
+    scripts/sanitize.sh address
+    add_variant build-sanitize/test-suite.log $?
+    scripts/sanitize.sh thread
+    add_variant build-tsan/test-suite.log $?
 fi
 # The device path on emulated GPUs: build-emu/, configure --enable-cuda-emulation.
 if [ "${DDL_CUDA_EMU_SUITE:-1}" = 1 ]; then
     scripts/test-cuda-emu.sh
-    erc=$?
-    failed_before=$failed
-    emu=build-emu/test-suite.log
-    passed=$(( ${passed:-0} + $(sed -n 's/^# PASS: *//p' "$emu" 2>/dev/null | head -1) + 0 ))
-    failed=$(( failed + $(sed -n 's/^# FAIL: *//p' "$emu" 2>/dev/null | head -1) + $(sed -n 's/^# ERROR: *//p' "$emu" 2>/dev/null | head -1) + 0 ))
-    [ $erc -eq 0 ] || { rc=1; [ "$failed" -gt "$failed_before" ] || failed=$((failed + 1)); }
+    add_variant build-emu/test-suite.log $?
 fi
 # The Debian packages: make deb, installed, and a cluster run from what they install.
 if [ "${DDL_DEB_SUITE:-1}" = 1 ]; then

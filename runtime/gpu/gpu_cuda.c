@@ -128,8 +128,7 @@ ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id,
 /* The device a device pointer is on (its ordinal), or -1 for host memory. */
 static int device_of(const void *p)
 {
-    int ordinal = -1;
-    pthread_once(&get_attr_once, find_get_attr);
+    int ordinal = -1; /* ddl_gpu_is_device found get_attr when it says yes */
     if (ddl_gpu_is_device(p) && get_attr(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p) != CUDA_SUCCESS)
         ordinal = -1;
     return ordinal;
