@@ -5,7 +5,7 @@
 #
 #   ddl-platform.sh -N NODES [-r RAILS] [-g GPUS] [-l LANES] [--fold K] [--mpi]
 #                   [--rail-mbps MB/S] [--lat-us US] [--tuning FILE]
-#                   [--rack NODES --oversub F] -o PREFIX
+#                   [--rack NODES --oversub F] [--inj-mbps MB/S] -o PREFIX
 #
 # Rails: one host per (node, rail), each with its own NIC link (full duplex,
 # the rail's rate and latency) into that rail's switch: lane traffic of rail r
@@ -23,6 +23,15 @@
 # the rails together (R x the rate; MPI stripes its messages over the rails),
 # the same fat tree, and shared memory inside the node at the host's copy rate.
 #
+# --inj-mbps X: what one process can inject, as on real nodes and the emulated
+# cluster with DDL_EMU_INJ (bench/emu-cluster.sh).  Every simulated rank gets
+# a host of its own whose sends cross a link of its own (X, or K X for a rank
+# that stands for K folded lanes) before its node's NIC on its rail (or the
+# node's NIC with --mpi); what it receives is not capped, as there.  With
+# --mpi, ranks of one node talk over the node's shared-memory link.  The
+# platform is then a routed zone (Dijkstra, routes computed when first used):
+# process -> NIC router -> rail switch -> core; --rack is not available with it.
+#
 # Link numbers: --rail-mbps and --lat-us, else a tuning file's `link 0` line
 # (ddl-tune measures it per lane), else 1 Gbit/s rails (the emulated cluster's
 # tbf rate, 125 MB/s) with 12 us (the runtime's model default).
@@ -31,7 +40,7 @@ set -euo pipefail
 
 die() { echo "ddl-platform.sh: $*" >&2; exit 2; }
 
-nodes= rails=1 gpus=1 lanes=1 fold=1 mpi=0 mbps= lat= tuning= rack=0 oversub=1 out= shm_mbps=10000
+nodes= rails=1 gpus=1 lanes=1 fold=1 mpi=0 mbps= lat= tuning= rack=0 oversub=1 out= shm_mbps=10000 inj=
 while [ $# -gt 0 ]; do
     case "$1" in
         -N) nodes=$2; shift ;;
@@ -46,8 +55,9 @@ while [ $# -gt 0 ]; do
         --rack) rack=$2; shift ;;
         --oversub) oversub=$2; shift ;;
         --shm-mbps) shm_mbps=$2; shift ;;
+        --inj-mbps) inj=$2; shift ;;
         -o) out=$2; shift ;;
-        -h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -68,6 +78,67 @@ if [ -n "$tuning" ]; then
     [ -n "$mbps" ] || mbps=$(sed -n 's/.*mbytes_per_s=\([0-9.]*\).*/\1/p' <<< "$line")
 fi
 mbps=${mbps:-125} lat=${lat:-12}
+if [ -n "$inj" ]; then
+    awk -v x="$inj" 'BEGIN { exit !(x + 0 > 0) }' || die "--inj-mbps $inj is not a positive rate in MB/s"
+    [ "$rack" = 0 ] || die "--inj-mbps and --rack cannot be combined (the per-process platform has non-blocking switches)"
+fi
+
+# The per-process platform (--inj-mbps): one host per rank, its sends through
+# its own link, then its node's NIC (one per rail, or the node's with --mpi),
+# the rail's switch and a core joining the rails.  Routes are one hop per
+# segment, so the shortest path is the only one; back to a process they cross
+# no process link (receiving is not capped).
+if [ -n "$inj" ]; then
+    [ "$mpi" = 1 ] && per=$gpus || per=$per_node
+    awk -v nodes="$nodes" -v rails="$rails" -v per="$per" -v fold="$fold" -v mpi="$mpi" -v inj="$inj" \
+        -v mbps="$mbps" -v lat="$lat" -v shm="$shm_mbps" -v out="$out" -v head="ddl-platform.sh -N $nodes -r $rails -g $gpus -l $lanes --fold $fold $([ "$mpi" = 1 ] && echo --mpi) --rail-mbps $mbps --lat-us $lat --inj-mbps $inj" '
+    function route(a, b, l, dir) { # after every resource (SimGrid\x27s DTD orders them)
+        routes[++nroutes] = sprintf("    <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\"><link_ctn id=\"%s\"%s/></route>", a, b, l,
+            dir == "" ? "" : " direction=\"" dir "\"")
+    }
+    BEGIN {
+        xml = out ".xml"; hosts = out ".hosts"
+        printf "" > hosts
+        print "<?xml version=\x27" "1.0\x27?>" > xml
+        print "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">" > xml
+        print "<!-- " head " -->" > xml
+        print "<platform version=\"4.1\">" > xml
+        print "  <zone id=\"ddl\" routing=\"DijkstraCache\">" > xml
+        nics = mpi ? 1 : rails                     # NICs per node
+        nic_bw = mpi ? mbps * rails : mbps
+        proc_bw = mpi ? inj : inj * fold           # a folded rank is fold processes
+        print "    <router id=\"core\"/>" > xml
+        print "    <link id=\"free\" bandwidth=\"100TBps\" latency=\"0us\" sharing_policy=\"FATPIPE\"/>" > xml
+        for (k = 0; k < nics; k++) {
+            printf "    <router id=\"s%d\"/>\n", k > xml
+            route("s" k, "core", "free"); route("core", "s" k, "free")
+        }
+        for (n = 0; n < nodes; n++) {
+            for (k = 0; k < nics; k++) {
+                nic = "n" n "r" k
+                printf "    <router id=\"%s\"/>\n", nic > xml
+                printf "    <link id=\"%s_nic\" bandwidth=\"%sMBps\" latency=\"%sus\" sharing_policy=\"SPLITDUPLEX\"/>\n", nic, nic_bw, lat > xml
+                route(nic, "s" k, nic "_nic", "UP"); route("s" k, nic, nic "_nic", "DOWN")
+            }
+            if (mpi)
+                printf "    <link id=\"n%d_shm\" bandwidth=\"%sMBps\" latency=\"0.5us\"/>\n", n, shm > xml
+            for (j = 0; j < per; j++) {
+                p = "p" n "_" j; nic = "n" n "r" (mpi ? 0 : j % rails)
+                printf "    <host id=\"%s\" speed=\"1Gf\" core=\"1\"/>\n", p > xml
+                printf "    <link id=\"%s_inj\" bandwidth=\"%sMBps\" latency=\"0us\"/>\n", p, proc_bw > xml
+                route(p, nic, p "_inj"); route(nic, p, "free")
+                for (i = 0; mpi && i < j; i++) {
+                    route(p, "p" n "_" i, "n" n "_shm"); route("p" n "_" i, p, "n" n "_shm")
+                }
+                print p > hosts
+            }
+        }
+        for (i = 1; i <= nroutes; i++) print routes[i] > xml
+        print "  </zone>" > xml
+        print "</platform>" > xml
+    }'
+    exit 0
+fi
 
 # Per host: its NIC's rate, and how many hosts there are.
 if [ "$mpi" = 1 ]; then

@@ -4,7 +4,8 @@
 # stdout (tab-separated: experiment, nodes, GPUs, lanes, rails, rack/oversub,
 # what ran, size, simulated us, busbw GB/s, model us, algorithm).  Each run
 # has a wall-clock limit (SIM_LIMIT seconds, default 900); one that passes it
-# is reported as "timeout".  SIM_ONLY=name runs one experiment.  SMPI's
+# is reported as "timeout".  SIM_ONLY=name runs one experiment (net and
+# inject, the per-process injection caps, run only when asked).  SMPI's
 # baselines run up to 128 nodes: at 512 nodes (4,096 ranks) its rab_rdb did not
 # finish within 15 minutes here.
 #
@@ -36,7 +37,7 @@ row() { # EXPERIMENT NODES GPUS LANES RAILS RACK WHAT -- sim-run.sh arguments
     awk -v pre="$exp\t$n\t$g\t$l\t$r\t$rack\t$what" '$1 ~ /^[0-9]+$/ { printf "%s\t%s\t%s\t%s\t%s\t%s\n", pre, $1, $2, $4, $5, $6 }' <<< "$out"
     [ $rc -eq 0 ] || echo "sim-scale.sh: $exp $n nodes $what failed: $(tail -2 <<< "$out")" >&2
 }
-want() { [ -z "$only" ] && [ "$1" != net ] || [ "$only" = "$1" ]; } # net: only when asked
+want() { [ -z "$only" ] && [ "$1" != net ] && [ "$1" != inject ] || [ "$only" = "$1" ]; } # net, inject: only when asked
 
 sizes=(-b 1M -e 256M -f 16 -n 1 -w 0)
 free=(--reduce-rate 1e7 --copy-rate 1e7)
@@ -78,6 +79,25 @@ if want lanes; then # lanes per GPU, and 4 GPUs per node; the node's 160 GB/s sh
     done
     row lanes 128 4 4 4 - "ddl auto" -- -N 128 -r 4 -g 4 -l 4 --fold 4 "${link[@]}" -- --reduce-rate 10000 --copy-rate 10000 "${sizes[@]}"
     row lanes 128 4 1 4 - "mpi rab_rdb" -- -N 128 -r 4 -g 4 --mpi --coll rab_rdb "${link[@]}" "${mpi_host[@]}" -- --reduce-rate 40000 "${sizes[@]}"
+fi
+if want inject; then # per-process injection caps: 4 GPUs per node, a 200 Gbit/s NIC per GPU (4 rails), each process at
+    # 25 or 50 Gbit/s; lanes 1-16 (folded to one simulated rank per node and rail: K lanes, K caps) against SMPI's
+    # MPI_Allreduce (Open MPI's selector) with one rank per GPU under the same cap; the network alone
+    for n in 16 64 256; do
+        for inj in 3125 6250; do
+            for l in 1 2 4 8 16; do
+                row "inject$inj" $n 4 $l 4 - "ddl lanes $l" -- -N $n -r 4 -g 4 -l $l --fold $l --rail-mbps 25000 --lat-us 3 \
+                    --inj-mbps $inj -- "${free[@]}" "${sizes[@]}"
+            done
+            row "inject$inj" $n 4 1 4 - "mpi ompi" -- -N $n -r 4 -g 4 --mpi --coll ompi --rail-mbps 25000 --lat-us 3 \
+                --inj-mbps $inj --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
+            # MPI given the lanes' process count (4 and 16 ranks per GPU), where SMPI's run fits this machine
+            for k in 4 16; do
+                [ $n -le 16 ] && row "inject$inj" $n 4 $k 4 - "mpi ompi, $k ranks per GPU" -- -N $n -r 4 -g $((4 * k)) --mpi \
+                    --coll ompi --rail-mbps 25000 --lat-us 3 --inj-mbps $inj --shm-mbps 1e7 -- --reduce-rate 1e7 "${sizes[@]}"
+            done
+        done
+    done
 fi
 if want rails; then # the node's lanes on the rails in turn, as the plugin's rails= places them; 8 rails or 1 of the same 800 Gbit/s
     row rails 32 8 4 8 - "ddl auto, network alone, lane l on rail l mod 8" -- -N 32 -r 8 -g 8 -l 4 --fold 4 "${link[@]}" -- "${free[@]}" -b 256M -e 256M -n 1 -w 0

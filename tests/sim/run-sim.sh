@@ -5,7 +5,8 @@
 # every lane algorithm, the multiring and counts that leave ranks empty; the
 # simulated times follow the alpha-beta closed form on a plain platform;
 # folding lanes changes nothing; two rails halve the time; and SMPI's
-# MPI_Allreduce baseline runs on the same platform.  Skipped without SimGrid.
+# MPI_Allreduce baseline runs on the same platform; under a per-process
+# injection cap, two lanes per GPU beat one.  Skipped without SimGrid.
 set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_srcdir=${top_srcdir:-$top_builddir}
@@ -80,6 +81,34 @@ if [ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t4" ] &&
     pass "folding lanes: $t1 / $t2 / $t4 us for --fold 1 / 2 / 4"
 else
     fail "folding lanes: '$t1' / '$t2' / '$t4' us for --fold 1 / 2 / 4 (expected within 3%)"
+fi
+
+# Per-process injection (--inj-mbps): with each process held to a quarter of
+# its rail, one lane per GPU leaves the rails three-quarters idle and two
+# lanes halve the time; a process alone is held to its cap (2 nodes, 1 lane,
+# recursive doubling: it sends its 16 MiB once at 31.25 MB/s, 537 ms); folded
+# lanes add their caps.
+inj=(-r 2 --rail-mbps 125 --inj-mbps 31.25)
+hostfree=(--reduce-rate 1e7 --copy-rate 1e7)
+sim "$dir/inj1.log" -N 4 -g 2 -l 1 "${inj[@]}" -- -a ring -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"
+sim "$dir/inj2.log" -N 4 -g 2 -l 2 "${inj[@]}" -- -a ring -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"
+sim "$dir/inj2f.log" -N 4 -g 2 -l 2 --fold 2 "${inj[@]}" -- -a ring -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"
+t1=$(time_at "$dir/inj1.log" 16777216) t2=$(time_at "$dir/inj2.log" 16777216) t2f=$(time_at "$dir/inj2f.log" 16777216)
+if [ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t2f" ] &&
+    awk -v a="$t1" -v b="$t2" -v f="$t2f" 'BEGIN { exit !(a / b > 1.8 && a / b < 2.1 && f / b > 0.97 && f / b < 1.03) }'; then
+    pass "per-process cap: 2 lanes per GPU $t2 us against 1 lane $t1 us (folded: $t2f us)"
+else
+    fail "per-process cap: 2 lanes '$t2' us against 1 lane '$t1' us (expected about half), folded '$t2f' us"
+fi
+if sim "$dir/injone.log" -N 2 -g 1 -l 1 "${inj[@]}" -- -a rd -c 16M -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"; then
+    got=$(time_at "$dir/injone.log" 16777216)
+    if awk -v g="$got" 'BEGIN { w = 16777216 / 31.25; exit !(g > 0.99 * w && g < 1.05 * w) }'; then
+        pass "one process held to its cap: $got us for its 16 MiB at 31.25 MB/s"
+    else
+        fail "one process: $got us, expected about $((16777216 * 100 / 3125)) us at its 31.25 MB/s cap"
+    fi
+else
+    fail "the per-process platform did not run"; tail -5 "$dir/injone.log"
 fi
 
 # The baseline: SMPI's ring MPI_Allreduce, one rank per GPU, on the node platform.
