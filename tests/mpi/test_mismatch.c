@@ -196,7 +196,7 @@ int main(int argc, char **argv)
         skipped_call("a skipped small call", comm, send, recv, SMALL, odd_owner);
         skipped_call("a skipped lane call", comm, send, recv, BIG, 0);
         /* Owners: a helper of collective mode whose count differs goes
-         * unnoticed by the owners on the MPI path (README); it fails alone. */
+         * unnoticed by the owners on the MPI path (docs/user-guide.md); it fails alone. */
         for (int prior = 0; prior <= 6; prior++) {
             double took = across_classes(comm, send, recv, prior, prior % 2 ? 0 : last_owner);
             slowest = took > slowest ? took : slowest;
