@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Binding a task to its planned cores (bind.h), through hwloc. */
 #include "config.h"
 
 #include <errno.h>

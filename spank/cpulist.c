@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Slurm-style index lists (cpulist.h).  Pure. */
 #include "config.h"
 
 #include <hwloc.h>

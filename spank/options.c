@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Site policy and the user's lane request (options.h).  Pure; uses the
+ * runtime's parsers. */
 #include "config.h"
 
 #include <ctype.h>

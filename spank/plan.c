@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The lane plan of one node (plan.h).  Pure: reads only the topology struct. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The owners' rendezvous port for a step (port.h).  Pure. */
 #include "config.h"
 
 #include <string.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* A node's topology as plain data (topo.h), loaded through hwloc. */
 #include "config.h"
 
 #include <hwloc.h>

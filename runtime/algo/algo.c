@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The algorithms' names and one-line descriptions (algo.h): what DDL_ALGO,
+ * DDL_LANE_ALGO and DDL_GPU_TRANSPORT accept and what ddl-info prints.  Uses
+ * nothing but the ids of gpu.h. */
 #include "config.h"
 
 #include "algo.h"

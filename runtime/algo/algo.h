@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The table of algorithms: {id, name, description}.  Selection reads it; the
- * names are what DDL_ALGO and DDL_LANE_ALGO accept. */
+/* The algorithms' ids, names and descriptions.  The names are what DDL_ALGO,
+ * DDL_LANE_ALGO, DDL_GPU_TRANSPORT and tuning files accept; ddl-info prints
+ * the descriptions (ddl_algo_table).  Selection does not read this table: the
+ * path is dispatched in engine/allreduce.c, the lane algorithm through
+ * algo/inter.c's table. */
 #ifndef DDL_ALGO_H
 #define DDL_ALGO_H
 

@@ -3,7 +3,7 @@
  * rank reduces its slice across the G buffers through shared memory, allreduces
  * it with the ranks of the same local index on the other nodes (its lane), and
  * writes the result into every owner buffer of its node.  Between nodes the
- * slice moves in chunks with DDL_INFLIGHT (2) in flight, so that the reduction of one chunk,
+ * slice moves in chunks with DDL_INFLIGHT (default 2) in flight, so that the reduction of one chunk,
  * the transfer of the next and the write-back overlap. */
 #include "config.h"
 

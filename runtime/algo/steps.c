@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The step executor (steps.h): progresses a chunk's step list over MPI
+ * point-to-point without blocking.  Uses core's reductions and traces. */
 #include "config.h"
 
 #include <stdlib.h>

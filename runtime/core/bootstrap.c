@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The job-wide lane map at communicator creation (bootstrap.h): PMIx where the
+ * job has a server, else MPI.  Uses core only. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The sizes and names of the public types and ops (ddl.h's ddl_dtype_size,
+ * ddl_dtype_name, ddl_redop_name).  Uses nothing. */
 #include "config.h"
 
 #include "ddl.h"

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The first-fit allocator over an owner's shared heap (heap.h).  Uses nothing. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Which GPU and lane a node-local rank serves (lanemap.h).  Pure; uses the log
+ * for its messages. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Logging and the thread's last error (log.h).  Uses the settings' parsers. */
 #include "config.h"
 
 #include <limits.h>

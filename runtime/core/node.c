@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The node's control block and every wait among a node's ranks (node.h):
+ * barriers, doorbells, the call's meeting, ddl_poll's deadline loop.  Uses
+ * core and the signatures' type. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The table of settings (params.h): every DDL_* variable, parsed, checked and
+ * agreed.  Uses core's parsers and the names of algo.h, gpu.h, grid.h. */
 #include "config.h"
 
 #include <limits.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Strict parsers for configuration values (parse.h).  Pure; shared with the
+ * SPANK plugin. */
 #include "config.h"
 
 #include <ctype.h>

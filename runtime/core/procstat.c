@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* A process's identity and liveness from /proc (procstat.h).  Pure; shared
+ * with the SPANK plugin and ddl-helper. */
 #include "config.h"
 
 #include <stdio.h>

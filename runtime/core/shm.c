@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* POSIX shared-memory segments, named, mapped and unlinked (shm.h).  Uses the
+ * log. */
 #include "config.h"
 
 #include <dirent.h>

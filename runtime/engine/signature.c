@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The always-on agreement check (signature.h): signatures compared in the
+ * node's control block and exchanged among the owners.  Uses core and the
+ * algorithms' names. */
 #include "config.h"
 
 #include <stdio.h>

@@ -19,7 +19,7 @@
 
 struct ddl_comm;
 
-/* DDL_GPU_TRANSPORT; the names are in gpu_transport_names. */
+/* DDL_GPU_TRANSPORT; the names are ddl_gpu_transport_names (algo/algo.c, with the other names). */
 typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
 extern const char *const ddl_gpu_transport_names[];
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* NCCL as a lane transport (gpu_nccl.h), loaded at run time.  Uses core's
+ * node waits and the log. */
 #include "config.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The cache of CUDA IPC mappings of the node's owners' buffers (ipc_cache.h).
+ * Uses the log; the CUDA calls come in through function pointers. */
 #include "config.h"
 
 #include <string.h>

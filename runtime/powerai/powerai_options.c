@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* PowerAI DDL's option string, parsed without side effects
+ * (powerai_options.h).  Uses core's parsers and grid.h. */
 #include "config.h"
 
 #include <stdio.h>

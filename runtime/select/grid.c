@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The multi-ring grid (grid.h): parsing, checking, node coordinates.  Uses
+ * core's parsers. */
 #include "config.h"
 
 #include <limits.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The alpha-beta cost model (model.h).  Pure; uses the algorithm table for
+ * each algorithm's cost. */
 #include "config.h"
 
 #include <math.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The tuning file (tuning.h): parsing bands and link lines, writing them.
+ * Uses core's parsers and the algorithms' names. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Transports: how one chunk of a lane's partial sums travels between the
- * nodes of the lane and comes back reduced, in the style of NCCL's transport
- * table.  A chunk is started in a pipeline slot and finished later; up to
- * DDL_INFLIGHT slots are in flight (algo/pipeline.c).  Rows:
+ * nodes of the lane and comes back reduced: one start/finish pair per
+ * transport, as NCCL's transports are.  A chunk is started in a pipeline slot
+ * and finished later; up to DDL_INFLIGHT slots are in flight
+ * (algo/pipeline.c).  There is no table to iterate yet: ddl_transport_for
+ * picks one of these in code:
  *
  *   host-mpi    host memory, the lane's step list (ring, recursive doubling,
  *               Rabenseifner, multiring) over MPI point-to-point
