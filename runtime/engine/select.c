@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Which algorithm a call uses: a tuning-file band for its size first, then
  * DDL_ALGO, then DDL_MPI_THRESHOLD when it was set, then DDL_SELECT: online
- * selection (select/online.h: the bookkeeping; here its agreements over MPI,
+ * selection (select/online.h: the bookkeeping; here its agreements (core/agree.h),
  * its messages and DDL_TUNING_SAVE) or the fixed crossover and the cost model. */
 #include "config.h"
 
@@ -11,10 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "algo.h"
 #include "comm.h"
 #include "log.h"
 #include "select.h"
+
+_Static_assert(DDL_ONLINE_MAX_CANDIDATES <= DDL_AGREE_MAX, "the ranks agree on every candidate's time at once");
 
 int ddl_select_online(const ddl_comm_t *c)
 {
@@ -173,112 +176,6 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
 int ddl_select_wants_time(const ddl_comm_t *c, size_t bytes)
 {
     return c->call->cand && ddl_online_wants_time(&c->online, bytes);
-}
-
-#define AGREE_TAG 0x5e1 /* point-to-point on the choosing ranks' communicator */
-
-/* The world rank (for messages) of rank r of comm. */
-static int world_rank_of(const ddl_comm_t *c, MPI_Comm comm, int r)
-{
-    MPI_Group mine, world;
-    int w = r;
-    MPI_Comm_group(comm, &mine);
-    MPI_Comm_group(c->world, &world);
-    MPI_Group_translate_ranks(mine, 1, &r, world, &w);
-    MPI_Group_free(&mine);
-    MPI_Group_free(&world);
-    return w;
-}
-
-ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
-{
-    int size, rank;
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
-    double answer[DDL_ONLINE_MAX_CANDIDATES + 1];
-    int missing = -1;
-    ddl_status_t st = DDL_OK;
-    if (rank == 0) {
-        double *all = calloc((size_t)size, sizeof(double) * (size_t)n);
-        MPI_Request *req = calloc((size_t)size, sizeof(MPI_Request));
-        if (!all || !req) {
-            free(all);
-            free(req);
-            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory agreeing on the timings");
-        }
-        for (int r = 1; r < size; r++)
-            MPI_Irecv(all + (size_t)r * (size_t)n, n, MPI_DOUBLE, r, AGREE_TAG, comm, &req[r]);
-        ddl_mpi_wait_t rq = {req + 1, NULL, size - 1};
-        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank);
-        for (int r = 1; r < size && st == DDL_ERR_TIMED_OUT && missing < 0; r++) {
-            int done = 0;
-            MPI_Test(&req[r], &done, MPI_STATUS_IGNORE);
-            if (!done)
-                missing = r;
-        }
-        for (int i = 0; i < n; i++) {
-            answer[i] = v[i];
-            for (int r = 1; r < size; r++)
-                answer[i] = all[(size_t)r * (size_t)n + i] > answer[i] ? all[(size_t)r * (size_t)n + i] : answer[i];
-        }
-        answer[n] = missing >= 0 ? world_rank_of(c, comm, missing) : st == DDL_OK ? -1 : -2;
-        for (int r = 1; r < size; r++)
-            if (req[r] != MPI_REQUEST_NULL) { /* after a failure: what never came */
-                MPI_Cancel(&req[r]);
-                MPI_Request_free(&req[r]);
-            }
-        /* The answer goes out even after a failure, so that the others learn
-         * it; then a send to a rank that never comes cannot complete, so its
-         * buffer (a copy) is left to MPI. */
-        double *out = malloc(sizeof(answer));
-        if (out) {
-            memcpy(out, answer, sizeof(answer));
-            for (int r = 1; r < size; r++)
-                MPI_Isend(out, n + 1, MPI_DOUBLE, r, AGREE_TAG, comm, &req[r]);
-            rq = (ddl_mpi_wait_t){req + 1, NULL, size - 1};
-            if (st != DDL_OK) {
-                for (int r = 1; r < size; r++)
-                    MPI_Request_free(&req[r]);
-            } else if ((st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank)) == DDL_OK) {
-                free(out);
-            }
-        } else if (st == DDL_OK) {
-            st = ddl_error(DDL_ERR_NO_MEMORY, "out of memory agreeing on the timings");
-        }
-        free(req);
-        free(all);
-    } else {
-        /* Buffers of requests that may never complete are left to MPI: copies. */
-        double *io = malloc(sizeof(double) * (size_t)(2 * n + 1));
-        if (!io)
-            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory agreeing on the timings");
-        memcpy(io, v, sizeof(double) * (size_t)n);
-        MPI_Request req[2];
-        MPI_Isend(io, n, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[0]);
-        MPI_Irecv(io + n, n + 1, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[1]);
-        ddl_mpi_wait_t rq = {req, NULL, 2};
-        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), &c->node.ctrl->abort_rank);
-        if (st == DDL_OK) {
-            memcpy(answer, io + n, sizeof(double) * (size_t)(n + 1));
-            free(io);
-        }
-        if (st == DDL_OK && answer[n] >= 0)
-            missing = (int)answer[n];
-        else if (st == DDL_OK && answer[n] < -1)
-            st = DDL_ERR_PEER_FAILED; /* rank 0 failed for another reason, which its node tells */
-        else if (st == DDL_ERR_TIMED_OUT)
-            missing = world_rank_of(c, comm, 0);
-    }
-    if (missing >= 0)
-        return ddl_error(DDL_ERR_TIMED_OUT, "rank %d on %s did not share its timings within %.1f s "
-                         "(DDL_TIMEOUT): it may have stopped, or stopped calling ddl_allreduce", missing,
-                         c->hosts[missing], c->set.timeout);
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, "the agreement on the timings");
-    if (st != DDL_OK)
-        return ddl_error(st, "the exchange of the timings failed in MPI");
-    memcpy(v, answer, sizeof(double) * (size_t)n);
-    return DDL_OK;
 }
 
 static void class_range(int cls, char *buf, size_t len)

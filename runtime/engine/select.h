@@ -22,15 +22,6 @@ int ddl_select_online(const struct ddl_comm *c);
 ddl_algo_id_t ddl_select_algo(struct ddl_comm *c, size_t bytes);
 /* Should the running call be timed for the selection? */
 int ddl_select_wants_time(const struct ddl_comm *c, size_t bytes);
-/* v = the elementwise maximum of every rank of comm's v (n numbers, at most
- * DDL_ONLINE_MAX_CANDIDATES: the timings of online selection and
- * DDL_EXPLORE).  Each rank sends its numbers to comm's rank 0, which answers
- * with the maxima.  Point to point, not an MPI
- * collective, so that a rank that never comes is known: rank 0 waits
- * DDL_TIMEOUT, then answers with that rank's number instead, and every rank's
- * DDL_ERR_TIMED_OUT names it; the others wait a little longer than rank 0 for
- * its answer. */
-ddl_status_t ddl_agree_max(struct ddl_comm *c, MPI_Comm comm, double *v, int n);
 /* After the running call ended with st: its time (negative: not timed) goes to
  * the selection, which may agree with the other ranks now (a collective over
  * the ranks that choose).  Returns st, or the agreement's failure. */

@@ -13,7 +13,7 @@
 #include "inter.h"
 #include "log.h"
 #include "model.h"
-#include "select.h"
+#include "agree.h"
 #include "steps.h"
 
 static int bucket_of(size_t bytes)
