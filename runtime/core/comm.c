@@ -16,7 +16,7 @@
 #include "algo.h"
 #include "lanemap.h"
 #include "log.h"
-#include "select.h"
+#include "route.h"
 #include "trace.h"
 
 /* A destroyed communicator keeps its (small) struct, marked dead, so that a

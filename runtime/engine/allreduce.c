@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddl_allreduce: argument checks, the optional cross-rank check, and the
- * algorithm that select.c chooses. */
+ * algorithm that route.c chooses. */
 #include "config.h"
 
 #include <stdint.h>
@@ -14,7 +14,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "reduce.h"
-#include "select.h"
+#include "route.h"
 #include "signature.h"
 #include "trace.h"
 

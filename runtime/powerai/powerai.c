@@ -23,45 +23,6 @@
 static ddl_comm_t *compat_comm;
 static long dump_iter, iter;
 
-/* The parsed options become DDL_ALGO, DDL_TOPOLOGY, DDL_EXPLORE and
- * DDL_DEBUG, read when the communicator is created (ddl.h). */
-ddl_status_t ddl_options_apply(const char *options, long *dump)
-{
-    if (!options)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_options_apply: options is NULL");
-    ddl_powerai_options_t o;
-    ddl_status_t st = ddl_powerai_options_parse(options, &o);
-    if (st != DDL_OK)
-        return st;
-    /* Each string applies alone: what an earlier one set goes back to the
-     * program's own values first (ddl_allreduce_mpi keeps one communicator
-     * per options string). */
-    static const char *const names[] = {"DDL_EXPLORE", "DDL_TOPOLOGY", "DDL_ALGO", "DDL_DEBUG"};
-    static char *own[4];
-    static int saved;
-    for (int i = 0; i < 4; i++) {
-        if (!saved && getenv(names[i]))
-            own[i] = strdup(getenv(names[i]));
-        if (saved && own[i])
-            setenv(names[i], own[i], 1);
-        else if (saved)
-            unsetenv(names[i]);
-    }
-    saved = 1;
-    if (o.mode) {
-        setenv("DDL_EXPLORE", o.mode == 'p' ? "1" : "0", 1);
-        setenv("DDL_TOPOLOGY", o.grid, 1);
-        setenv("DDL_ALGO", "multiring", 1);
-    }
-    if (o.dbg_level >= 0) {
-        static const char *const levels[] = {"WARN", "INFO", "TRACE"};
-        setenv("DDL_DEBUG", levels[o.dbg_level], 1);
-    }
-    if (dump)
-        *dump = o.dump_iter;
-    return DDL_OK;
-}
-
 static int init(const char *options)
 {
     if (compat_comm)
@@ -78,14 +39,6 @@ static int init(const char *options)
         st = ddl_comm_create_world(&cfg, &compat_comm);
     iter = 0;
     return st;
-}
-
-/* Every PowerAI allreduce: in place, host or device memory (DDL_MEM_AUTO). */
-ddl_status_t ddl_powerai_allreduce_on(ddl_comm_t *c, void *buf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
-{
-    if (count > (size_t)INT64_MAX)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: count %zu is too large", count);
-    return ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, dtype, op, c);
 }
 
 static int allreduce(void *buf, size_t count, DDL_Type type, DDL_Op op)

@@ -18,7 +18,8 @@ typedef struct {
  * A one-dimensional grid ("r:4") is one node: its grid becomes "4x1". */
 ddl_status_t ddl_powerai_options_parse(const char *options, ddl_powerai_options_t *o);
 
-/* The rest of the PowerAI layer (powerai.c, powerai_mpi.c). */
+/* The rest of the PowerAI layer: powerai_apply.c (ddl_options_apply, in
+ * ddl.h, and this allreduce), then powerai.c and powerai_mpi.c above it. */
 /* In place, host or device memory. */
 ddl_status_t ddl_powerai_allreduce_on(struct ddl_comm *c, void *buf, size_t count, ddl_dtype_t dtype, ddl_redop_t op);
 /* Destroy the communicators ddl_allreduce_mpi made (collective). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* DDL_EXPLORE (explore.h): the first calls of each chunk size time the
  * candidates.  Uses the algorithm table, the cost model and the ranks'
- * agreement of engine/select.c. */
+ * agreement (core/agree.c). */
 #include "config.h"
 
 #include <stdio.h>

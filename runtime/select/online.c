@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Online selection's bookkeeping (online.h): size classes, candidates, rounds
- * and choices, with no MPI; engine/select.c does the agreements. */
+ * and choices, with no MPI; engine/route.c does the agreements. */
 #include "config.h"
 
 #include <math.h>

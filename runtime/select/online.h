@@ -13,7 +13,7 @@
  *
  * This file is the bookkeeping only, without MPI: the caller times the calls,
  * runs the agreement when ddl_online_observe asks for one, and hands back the
- * agreed numbers (engine/select.c). */
+ * agreed numbers (engine/route.c). */
 #ifndef DDL_ONLINE_H
 #define DDL_ONLINE_H
 

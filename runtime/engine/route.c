@@ -15,7 +15,7 @@
 #include "algo.h"
 #include "comm.h"
 #include "log.h"
-#include "select.h"
+#include "route.h"
 
 _Static_assert(DDL_ONLINE_MAX_CANDIDATES <= DDL_AGREE_MAX, "the ranks agree on every candidate's time at once");
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The choice of algorithm for each call (select.c). */
-#ifndef DDL_SELECT_H
-#define DDL_SELECT_H
+/* The path each call takes (route.c): the selection's choice, applied per call. */
+#ifndef DDL_ROUTE_H
+#define DDL_ROUTE_H
 
 #include <stddef.h>
 
