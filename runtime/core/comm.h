@@ -82,8 +82,15 @@ struct ddl_comm {
     unsigned long long model_logged; /* chunk sizes (log2) whose model choice was announced */
 };
 
+/* A destroyed communicator keeps its (small) struct, marked dead, so that a
+ * later call with it is refused instead of reading freed memory. */
+#define DDL_COMM_LIVE 0x64646c4cu
+#define DDL_COMM_DEAD 0x64656164u
 /* Is comm a live communicator (created and not destroyed)? */
 bool ddl_comm_is_live(const ddl_comm_t *comm);
+/* Keep a destroyed communicator's struct reachable (not a leak, and a late
+ * call with it is refused). */
+void ddl_comm_bury(ddl_comm_t *comm);
 
 /* The allreduce algorithms. */
 /* The system MPI's type and op for (dtype, op) when it has them natively; 0

@@ -3,7 +3,9 @@
 # The runtime's layers, from the #include lines: a file may include headers of
 # its own folder and of the folders below it, never above.  Bottom to top:
 #
-#   core  gpu  transport  algo  select  engine  powerai tools   (runtime/)
+#   core  gpu  transport  algo  select  engine  root  powerai tools   (runtime/)
+#
+# root/ is the composition root (create.c): it builds every layer.
 #   spank (the plugin: core's pure parsers below it, nothing else of the runtime)
 #
 # Since every upward include closes a circle between folders, no upward
@@ -18,8 +20,8 @@ allow=tests/unit/layers.allow
 rank() {
     case $1 in
         runtime/core) echo 0 ;; runtime/gpu) echo 1 ;; runtime/transport) echo 2 ;; runtime/algo) echo 3 ;;
-        runtime/select) echo 4 ;; runtime/engine) echo 5 ;; runtime/powerai | runtime/tools) echo 6 ;;
-        spank | spank/tools) echo 7 ;; *) echo -1 ;;
+        runtime/select) echo 4 ;; runtime/engine) echo 5 ;; runtime/root) echo 6 ;;
+        runtime/powerai | runtime/tools) echo 7 ;; spank | spank/tools) echo 8 ;; *) echo -1 ;;
     esac
 }
 # Every project header by name, with its folder (names are unique: one include path).
@@ -54,7 +56,7 @@ fails=0
 new=$(LC_ALL=C comm -23 "$up" <(grep -v '^#' "$allow" | LC_ALL=C sort))
 gone=$(LC_ALL=C comm -13 "$up" <(grep -v '^#' "$allow" | LC_ALL=C sort))
 if [ -n "$new" ]; then
-    echo "FAIL: includes that go up a layer (bottom to top: core gpu transport algo select engine powerai/tools; spank uses core only):"
+    echo "FAIL: includes that go up a layer (bottom to top: core gpu transport algo select engine root powerai/tools; spank uses core only):"
     sed 's/^/  /' <<< "$new"
     fails=1
 fi
