@@ -28,6 +28,9 @@ sim() { # LOG PLATFORM-OPTIONS -- DDL-SIM-OPTIONS
     timeout 300 "$run" "$@" > "$log" 2>&1
 }
 time_at() { awk -v s="$2" '$1 == s { print $2 }' "$1"; } # LOG BYTES: simulated us
+ratio_in() { # A B LO HI: both times there and LO < A / B < HI
+    [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(a / b > lo && a / b < hi) }'
+}
 
 # Correctness: counts of 1 (fewer elements than the 64 lanes), 7 (prime), 63,
 # 567, 5103, 45927 floats; every element compared with the serial sum.
@@ -65,7 +68,7 @@ fi
 sim "$dir/r1.log" -N 16 -r 1 -g 2 -l 1 -- -a ring -b 16M -e 16M -n 1 -w 0 --reduce-rate 5000 --copy-rate 5000
 sim "$dir/r2.log" -N 16 -r 2 -g 2 -l 1 -- -a ring -b 16M -e 16M -n 1 -w 0 --reduce-rate 5000 --copy-rate 5000
 t1=$(time_at "$dir/r1.log" 16777216) t2=$(time_at "$dir/r2.log" 16777216)
-if [ -n "$t1" ] && [ -n "$t2" ] && awk -v a="$t1" -v b="$t2" 'BEGIN { r = a / b; exit !(r > 1.8 && r < 2.1) }'; then
+if ratio_in "$t1" "$t2" 1.8 2.1; then
     pass "two rails: $t2 us against $t1 us on one"
 else
     fail "two rails: '$t2' us against '$t1' us on one (expected about half)"
@@ -76,8 +79,7 @@ for f in 1 2 4; do
     sim "$dir/fold$f.log" -N 16 -r 2 -g 2 -l 4 --fold $f -- -a rab -b 64M -e 64M -n 1 -w 0 --reduce-rate 5000 --copy-rate 5000
 done
 t1=$(time_at "$dir/fold1.log" 67108864) t2=$(time_at "$dir/fold2.log" 67108864) t4=$(time_at "$dir/fold4.log" 67108864)
-if [ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t4" ] &&
-    awk -v a="$t1" -v b="$t2" -v c="$t4" 'BEGIN { exit !(b / a > 0.97 && b / a < 1.03 && c / a > 0.97 && c / a < 1.03) }'; then
+if ratio_in "$t2" "$t1" 0.97 1.03 && ratio_in "$t4" "$t1" 0.97 1.03; then
     pass "folding lanes: $t1 / $t2 / $t4 us for --fold 1 / 2 / 4"
 else
     fail "folding lanes: '$t1' / '$t2' / '$t4' us for --fold 1 / 2 / 4 (expected within 3%)"
@@ -94,8 +96,7 @@ sim "$dir/inj1.log" -N 4 -g 2 -l 1 "${inj[@]}" -- -a ring -b 16M -e 16M -n 1 -w 
 sim "$dir/inj2.log" -N 4 -g 2 -l 2 "${inj[@]}" -- -a ring -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"
 sim "$dir/inj2f.log" -N 4 -g 2 -l 2 --fold 2 "${inj[@]}" -- -a ring -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"
 t1=$(time_at "$dir/inj1.log" 16777216) t2=$(time_at "$dir/inj2.log" 16777216) t2f=$(time_at "$dir/inj2f.log" 16777216)
-if [ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t2f" ] &&
-    awk -v a="$t1" -v b="$t2" -v f="$t2f" 'BEGIN { exit !(a / b > 1.8 && a / b < 2.1 && f / b > 0.97 && f / b < 1.03) }'; then
+if ratio_in "$t1" "$t2" 1.8 2.1 && ratio_in "$t2f" "$t2" 0.97 1.03; then
     pass "per-process cap: 2 lanes per GPU $t2 us against 1 lane $t1 us (folded: $t2f us)"
 else
     fail "per-process cap: 2 lanes '$t2' us against 1 lane '$t1' us (expected about half), folded '$t2f' us"
