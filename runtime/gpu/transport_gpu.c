@@ -82,6 +82,27 @@ static ddl_status_t nccl_finish(ddl_comm_t *c, int slot, void *buf, size_t n, dd
     return DDL_OK;
 }
 
-const ddl_transport_t ddl_transport_staged = {"staged", staged_start, staged_finish};
-const ddl_transport_t ddl_transport_cuda_mpi = {"cuda-mpi", mpi_start, mpi_finish};
-const ddl_transport_t ddl_transport_nccl = {"nccl", nccl_start, nccl_finish};
+/* Which device transport a call takes: the one DDL_GPU_TRANSPORT agreed at
+ * creation, cuda-mpi only where MPI has the type and op natively, else staged. */
+static int staged_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    (void)c, (void)dtype, (void)op;
+    return device;
+}
+
+static int mpi_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    MPI_Datatype type;
+    MPI_Op mop;
+    return device && c->set.gpu_transport == DDL_GPU_MPI && ddl_mpi_native(dtype, op, &type, &mop);
+}
+
+static int nccl_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    (void)dtype, (void)op;
+    return device && c->set.gpu_transport == DDL_GPU_NCCL;
+}
+
+const ddl_transport_t ddl_transport_staged = {"staged", staged_usable, staged_start, staged_finish};
+const ddl_transport_t ddl_transport_cuda_mpi = {"cuda-mpi", mpi_usable, mpi_start, mpi_finish};
+const ddl_transport_t ddl_transport_nccl = {"nccl", nccl_usable, nccl_start, nccl_finish};

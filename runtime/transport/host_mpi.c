@@ -59,4 +59,10 @@ static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_d
     return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
 }
 
-const ddl_transport_t ddl_transport_host_mpi = {"host-mpi", host_start, host_finish};
+static int host_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)
+{
+    (void)c, (void)dtype, (void)op;
+    return !device;
+}
+
+const ddl_transport_t ddl_transport_host_mpi = {"host-mpi", host_usable, host_start, host_finish};

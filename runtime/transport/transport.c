@@ -1,28 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The transport table's one choice (transport.h), and the lane pipeline through it. */
+/* The table of transports and the choice of one for a call (transport.h), and
+ * the lane pipeline through it. */
 #include "config.h"
 
 #include "comm.h"
-#include "gpu.h"
 #include "pipeline.h"
 #include "transport.h"
 
+/* The transports, in the order they are tried: the first whose `usable`
+ * says yes carries the call. */
+static const ddl_transport_t *const transports[] = {
+    &ddl_transport_host_mpi,
+#ifdef DDL_HAVE_CUDA
+    &ddl_transport_nccl, &ddl_transport_cuda_mpi, &ddl_transport_staged,
+#endif
+};
+
 const ddl_transport_t *ddl_transport_for(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)
 {
-    (void)c, (void)dtype, (void)op;
-    if (!device)
-        return &ddl_transport_host_mpi;
-#ifdef DDL_HAVE_CUDA
-    MPI_Datatype type;
-    MPI_Op mop;
-    if (c->set.gpu_transport == DDL_GPU_NCCL)
-        return &ddl_transport_nccl;
-    if (c->set.gpu_transport == DDL_GPU_MPI && ddl_mpi_native(dtype, op, &type, &mop))
-        return &ddl_transport_cuda_mpi;
-    return &ddl_transport_staged;
-#else
+    for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+        if (transports[i]->usable(c, device, dtype, op))
+            return transports[i];
     return NULL; /* device buffers never get here without CUDA */
-#endif
 }
 
 /* The pipeline's link to the transport for one call. */

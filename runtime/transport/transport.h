@@ -3,14 +3,14 @@
  * nodes of the lane and comes back reduced: one start/finish pair per
  * transport, as NCCL's transports are.  A chunk is started in a pipeline slot
  * and finished later; up to DDL_INFLIGHT slots are in flight
- * (algo/pipeline.c).  There is no table to iterate yet: ddl_transport_for
- * picks one of these in code:
+ * (algo/pipeline.c).  The rows, in the order ddl_transport_for tries their
+ * `usable` (transport.c; a new transport is its file and one entry there):
  *
  *   host-mpi    host memory, the lane's step list (ring, recursive doubling,
  *               Rabenseifner, multiring) over MPI point-to-point
- *   staged      device memory through pinned host memory and host-mpi
- *   cuda-mpi    device memory, MPI_Iallreduce of a CUDA-aware MPI
  *   nccl        device memory, one NCCL communicator per lane, stream-ordered
+ *   cuda-mpi    device memory, MPI_Iallreduce of a CUDA-aware MPI
+ *   staged      device memory through pinned host memory and host-mpi
  *
  * The device rows exist in a build with CUDA (gpu/transport_gpu.c). */
 #ifndef DDL_TRANSPORT_H
@@ -24,6 +24,8 @@ struct ddl_comm;
 
 typedef struct ddl_transport {
     const char *name;
+    /* Can it carry this call's chunks (device or host buffers, type, op)? */
+    int (*usable)(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
     /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`). */
     ddl_status_t (*start)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op);
     /* Wait until buf holds the lane's result (every wait has DDL_TIMEOUT). */
@@ -35,9 +37,9 @@ extern const ddl_transport_t ddl_transport_host_mpi;
 extern const ddl_transport_t ddl_transport_staged, ddl_transport_cuda_mpi, ddl_transport_nccl;
 #endif
 
-/* The row for this call: host-mpi for host buffers; for device buffers the
- * one DDL_GPU_TRANSPORT agreed at creation (cuda-mpi only where MPI has the
- * type and op natively, else staged). */
+/* The first usable row for this call: host-mpi for host buffers; for device
+ * buffers the one DDL_GPU_TRANSPORT agreed at creation (cuda-mpi only where
+ * MPI has the type and op natively), else staged. */
 const ddl_transport_t *ddl_transport_for(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The fuzz build links the runtime without its CUDA files; when the tree is
  * configured with CUDA, the transport table still names the device transports.
- * The harnesses never pass device buffers, so empty entries stand in. */
+ * The harnesses never pass device buffers, and host-mpi comes first in the
+ * table, so empty entries stand in. */
 #include "config.h"
 
 #include "transport.h"
