@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "comm.h"
 #include "log.h"
@@ -102,25 +101,30 @@ static void tell_lane_peers(ddl_comm_t *c)
     }
 }
 
+struct failed_word {
+    MPI_Comm lane_comm;
+    MPI_Status status;
+};
+
+/* ddl_poll's step: has a lane peer's word on why it failed arrived? */
+static int failed_word_arrived(void *arg)
+{
+    struct failed_word *w = arg;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, DDL_TAG_FAILED, w->lane_comm, &flag, &w->status);
+    return flag;
+}
+
 ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg)
 {
     char why[sizeof(c->broken_why)] = "";
     int from = -1;
-    double end = ddl_now() + ddl_failure_grace(c->set.timeout);
-    while (c->lane_comm != MPI_COMM_NULL) {
-        int flag = 0;
-        MPI_Status ms;
-        MPI_Iprobe(MPI_ANY_SOURCE, DDL_TAG_FAILED, c->lane_comm, &flag, &ms);
-        if (flag) {
-            MPI_Recv(why, (int)sizeof(why), MPI_CHAR, ms.MPI_SOURCE, DDL_TAG_FAILED, c->lane_comm, MPI_STATUS_IGNORE);
-            why[sizeof(why) - 1] = '\0';
-            from = c->world_of_lane[ms.MPI_SOURCE];
-            break;
-        }
-        if (ddl_now() >= end)
-            break;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+    struct failed_word w = {.lane_comm = c->lane_comm};
+    if (c->lane_comm != MPI_COMM_NULL &&
+        ddl_poll(failed_word_arrived, &w, ddl_failure_grace(c->set.timeout), NULL) == DDL_OK) {
+        MPI_Recv(why, (int)sizeof(why), MPI_CHAR, w.status.MPI_SOURCE, DDL_TAG_FAILED, c->lane_comm, MPI_STATUS_IGNORE);
+        why[sizeof(why) - 1] = '\0';
+        from = c->world_of_lane[w.status.MPI_SOURCE];
     }
     if (from < 0)
         return ddl_error(st, "%s", msg);
