@@ -49,10 +49,17 @@ static double ping_pong(ddl_comm_t *c, int a, int b, char *buf, size_t bytes)
         if (i >= 0)
             t[i] = MPI_Wtime() - t0;
     }
+    /* The library's own waits (ddl_poll) are not exported: a deadline here. */
     MPI_Request done_req;
     MPI_Ibarrier(c->owners, &done_req);
+    double deadline = MPI_Wtime() + c->set.timeout;
     for (int done = 0; !done;) {
         MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
+        if (!done && MPI_Wtime() > deadline) {
+            fprintf(stderr, "ddl-tune: rank %d: the owners did not all finish the ping-pong between owners %d and %d "
+                    "within %.1f s (DDL_TIMEOUT)\n", c->info.rank, a, b, c->set.timeout);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
         if (!done)
             nanosleep(&(struct timespec){0, 200000}, NULL);
     }
