@@ -78,10 +78,6 @@ if [ -n "$tuning" ]; then
     [ -n "$mbps" ] || mbps=$(sed -n 's/.*mbytes_per_s=\([0-9.]*\).*/\1/p' <<< "$line")
 fi
 mbps=${mbps:-125} lat=${lat:-12}
-if [ -n "$inj" ]; then
-    awk -v x="$inj" 'BEGIN { exit !(x + 0 > 0) }' || die "--inj-mbps $inj is not a positive rate in MB/s"
-    [ "$rack" = 0 ] || die "--inj-mbps and --rack cannot be combined (the per-process platform has non-blocking switches)"
-fi
 
 # The per-process platform (--inj-mbps): one host per rank, its sends through
 # its own link, then its node's NIC (one per rail, or the node's with --mpi),
@@ -89,6 +85,8 @@ fi
 # segment, so the shortest path is the only one; back to a process they cross
 # no process link (receiving is not capped).
 if [ -n "$inj" ]; then
+    awk -v x="$inj" 'BEGIN { exit !(x + 0 > 0) }' || die "--inj-mbps $inj is not a positive rate in MB/s"
+    [ "$rack" = 0 ] || die "--inj-mbps and --rack cannot be combined (the per-process platform has non-blocking switches)"
     [ "$mpi" = 1 ] && per=$gpus || per=$per_node
     awk -v nodes="$nodes" -v rails="$rails" -v per="$per" -v fold="$fold" -v mpi="$mpi" -v inj="$inj" \
         -v mbps="$mbps" -v lat="$lat" -v shm="$shm_mbps" -v out="$out" -v head="ddl-platform.sh -N $nodes -r $rails -g $gpus -l $lanes --fold $fold $([ "$mpi" = 1 ] && echo --mpi) --rail-mbps $mbps --lat-us $lat --inj-mbps $inj" '

@@ -6,11 +6,9 @@
  * it down.  The one file that may use every layer. */
 #include "config.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "algo.h"

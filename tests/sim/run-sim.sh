@@ -103,7 +103,7 @@ else
 fi
 if sim "$dir/injone.log" -N 2 -g 1 -l 1 "${inj[@]}" -- -a rd -c 16M -b 16M -e 16M -n 1 -w 0 "${hostfree[@]}"; then
     got=$(time_at "$dir/injone.log" 16777216)
-    if awk -v g="$got" 'BEGIN { w = 16777216 / 31.25; exit !(g > 0.99 * w && g < 1.05 * w) }'; then
+    if ratio_in "$got" 536870.912 0.99 1.05; then # 16777216 bytes / 31.25 MB/s, in us
         pass "one process held to its cap: $got us for its 16 MiB at 31.25 MB/s"
     else
         fail "one process: $got us, expected about $((16777216 * 100 / 3125)) us at its 31.25 MB/s cap"
