@@ -12,11 +12,11 @@
 #include "comm.h"
 #include "log.h"
 
-int ddl_inline_fits(const ddl_comm_t *c, size_t bytes)
+int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    size_t most = c->info.nnodes == 1 ? DDL_INLINE_BYTES : c->call->exchange ? DDL_SIG_EXCHANGE_BYTES
+    size_t most = c->info.nnodes == 1 ? DDL_INLINE_BYTES : call->exchange ? DDL_SIG_EXCHANGE_BYTES
                                                                              : DDL_SIG_DATA_BYTES;
-    return c->set.algo == DDL_ALGO_AUTO && c->call->mem == DDL_MEM_HOST && bytes <= most;
+    return c->set.algo == DDL_ALGO_AUTO && call->mem == DDL_MEM_HOST && bytes <= most;
 }
 
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes)

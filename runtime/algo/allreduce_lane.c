@@ -90,12 +90,12 @@ static ddl_status_t host_drain(void *ctx, int slot, size_t off, size_t n, void *
 }
 
 /* Between nodes: the slice in chunks through the pipeline and the host-mpi transport. */
-static ddl_status_t multi_node(ddl_comm_t *c, const lane_view_t *v, size_t off, size_t n)
+static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, const lane_view_t *v, size_t off, size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->call->plan.chunk, 1);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk, 1);
     struct host_pipe p = {c, v};
     ddl_pipeline_ops_t ops = {host_fill, host_drain, &p};
-    return ddl_pipeline_run(c, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
+    return ddl_pipeline_run(c, call, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
 }
 
 /* Where an owner's buffer is: in its ddl_malloc heap (shared, no copy) or not
@@ -118,23 +118,25 @@ static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, s
     return kind == DDL_LOC_HEAP ? base + off + round_off : base;
 }
 
-static void post_request(ddl_comm_t *c, const void *sendbuf, void *recvbuf, const ddl_sig_t *sig)
+static void post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
 {
     size_t count = (size_t)sig->count, bytes = count * ddl_dtype_size((ddl_dtype_t)sig->dtype);
     ddl_node_req_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
     rq->shutdown = 0;
-    rq->plan = c->call->plan;
+    const void *sendbuf = call->sendbuf;
+    void *recvbuf = call->recvbuf;
+    rq->plan = call->plan;
     rq->sig = *sig;
-    if (c->call->own_error == DDL_OK && c->call->mem == DDL_MEM_HOST) {
+    if (call->own_error == DDL_OK && call->mem == DDL_MEM_HOST) {
         rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
         rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
     } else {
         /* Device buffers are opened by the node's other ranks; an owner whose
          * buffers cannot be used has said why, and every rank fails the call. */
-        if (c->call->own_error == DDL_OK &&
-            (c->call->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) == DDL_OK)
-            c->call->own_error = ddl_gpu_export(recvbuf, &rq->out_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id));
-        rq->in_kind = rq->out_kind = c->call->own_error == DDL_OK ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
+        if (call->own_error == DDL_OK &&
+            (call->own_error = ddl_gpu_export(sendbuf, &rq->in_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id))) == DDL_OK)
+            call->own_error = ddl_gpu_export(recvbuf, &rq->out_ref, rq->pci_bus_id, sizeof(rq->pci_bus_id));
+        rq->in_kind = rq->out_kind = call->own_error == DDL_OK ? DDL_LOC_DEVICE : DDL_LOC_INVALID;
     }
     if (c->helper_mode == DDL_HELPERS_SERVE)
         ddl_node_ring(&c->node);
@@ -191,7 +193,7 @@ static ddl_status_t tell_other_nodes(ddl_comm_t *c, const ddl_sig_t *sig, int no
 /* After the first meeting: the node's signatures; between nodes the owners
  * then carry the node's signature into the owners' exchange, after the first
  * chunk has been reduced and before it leaves (ddl_comm_finish_signature). */
-static ddl_status_t check_signatures(ddl_comm_t *c, uint32_t seq)
+static ddl_status_t check_signatures(ddl_comm_t *c, ddl_call_t *call, uint32_t seq)
 {
     ddl_sig_t node_sig;
     ddl_status_t local = ddl_sig_check_node(&c->node, seq, &node_sig);
@@ -200,9 +202,9 @@ static ddl_status_t check_signatures(ddl_comm_t *c, uint32_t seq)
         return st != DDL_OK ? st : meet_after_mismatch(c, local);
     }
     if (c->info.nnodes > 1) {
-        c->call->seq = seq;
-        c->call->node_sig = node_sig;
-        c->call->sig_pending = 1;
+        call->seq = seq;
+        call->node_sig = node_sig;
+        call->sig_pending = 1;
     }
     return DDL_OK;
 }
@@ -241,17 +243,17 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
 /* The rest of a call on device buffers, or of one that fails for bad buffers:
  * every rank of the node meets again at the end, so that no owner posts its
  * next request while a peer still reads this one. */
-static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_loc_kind_t kind, int why, const void *sendbuf,
-                                      void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
+static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_kind_t kind, int why,
+                                      const void *sendbuf, void *recvbuf)
 {
     const ddl_comm_info_t *in = &c->info;
-    ddl_status_t st = ddl_comm_finish_signature(c);
+    ddl_status_t st = ddl_comm_finish_signature(c, call);
     if (st == DDL_ERR_MISMATCH)
         return meet_after_mismatch(c, st);
     if (st == DDL_OK && kind == DDL_LOC_DEVICE)
-        st = ddl_allreduce_gpu(c, sendbuf, recvbuf, count, dtype, op);
+        st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf, (size_t)call->count, call->dtype, call->op);
     else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
-        st = c->call->own_error;
+        st = call->own_error;
     else if (st == DDL_OK)
         st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
                                   "passed buffers it cannot share (its message says why)", why, in->node,
@@ -288,14 +290,14 @@ static size_t scale_chunk(const ddl_comm_t *c, size_t chunk, int shift)
 
 /* This call's algorithms and chunk: a tuning band for its size first, then
  * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; online selection's
- * candidate (c->call->cand) replaces the lane algorithm and scales the chunk;
+ * candidate (call->cand) replaces the lane algorithm and scales the chunk;
  * DDL_EXPLORE may override the per-dimension choice while it measures, and
  * after. */
-static void plan_call(ddl_comm_t *c, size_t bytes, int multiring)
+static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiring)
 {
     const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    const ddl_candidate_t *cand = c->call->cand;
-    ddl_call_plan_t *p = &c->call->plan;
+    const ddl_candidate_t *cand = call->cand;
+    ddl_call_plan_t *p = &call->plan;
     memset(p, 0, sizeof(*p));
     p->multiring = multiring;
     p->explore = -1;
@@ -331,11 +333,15 @@ static void lap(ddl_comm_t *c, int phase, double *last)
     *last = now;
 }
 
-ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                                ddl_redop_t op, int multiring, ddl_comm_t *c)
+ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
 {
     const ddl_comm_info_t *in = &c->info;
     int owner = in->role == DDL_ROLE_OWNER;
+    const void *sendbuf = owner ? call->sendbuf : NULL; /* a helper's are not used */
+    void *recvbuf = owner ? call->recvbuf : NULL;
+    size_t count = (size_t)call->count;
+    ddl_dtype_t dtype = call->dtype;
+    ddl_redop_t op = call->op;
     lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
                      .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
                      .fn = ddl_reduce_fn(dtype, op)};
@@ -343,20 +349,20 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
      * its request; everyone else signs what it was called with. */
     ddl_sig_t sig;
     if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
-        plan_call(c, count * v.esize, multiring);
+        plan_call(c, call, count * v.esize, multiring);
         sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
-                          c->call->plan.lane_algo, c->call->plan.chunk, c->seq, 0};
+                          call->plan.lane_algo, call->plan.chunk, c->seq, 0};
     } else {
         const ddl_node_req_t *orq = &c->node.ctrl->slots[in->gpu * in->lanes].req;
-        c->call->plan = orq->plan;
+        call->plan = orq->plan;
         sig = orq->sig;
     }
     uint32_t seq = sig.seq;
-    c->call->sig_pending = 0;
-    if (c->call->plan.explore >= 0)
+    call->sig_pending = 0;
+    if (call->plan.explore >= 0)
         ddl_explore_begin(c);
     if (owner)
-        post_request(c, sendbuf, recvbuf, &sig);
+        post_request(c, call, &sig);
     const ddl_node_req_t *mine = &c->node.ctrl->slots[in->local_rank].req;
     /* Staged buffers go through in rounds as large as the stage area; when every
      * owner's buffers are shared, one round takes the whole message.  A staged
@@ -386,14 +392,14 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
             break;
         }
         lap(c, DDL_PH_BARRIER_IN, &last);
-        if (r0 == 0 && (st = check_signatures(c, seq)) != DDL_OK)
+        if (r0 == 0 && (st = check_signatures(c, call, seq)) != DDL_OK)
             return st;
         lap(c, DDL_PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
-            st = device_or_invalid(c, kind, why, sendbuf, recvbuf, count, dtype, op);
-            return st == DDL_OK && c->call->plan.explore >= 0 ? ddl_explore_record(c) : st;
+            st = device_or_invalid(c, call, kind, why, sendbuf, recvbuf);
+            return st == DDL_OK && call->plan.explore >= 0 ? ddl_explore_record(c, &call->plan) : st;
         }
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
@@ -410,8 +416,8 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
         ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
         if (in->nnodes == 1)
             single_node(&v, off, len);
-        else if ((st = multi_node(c, &v, off, len)) == DDL_OK)
-            st = ddl_comm_finish_signature(c); /* a rank with an empty slice has not waited for it */
+        else if ((st = multi_node(c, call, &v, off, len)) == DDL_OK)
+            st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
         if (st == DDL_ERR_MISMATCH)
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)
@@ -431,7 +437,7 @@ ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count
               "between nodes %.2f ms, results barrier %.2f ms, copy out %.2f ms", count, ddl_dtype_name(dtype),
               ph[DDL_PH_COPY_IN] * 1e3, ph[DDL_PH_BARRIER_IN] * 1e3, ph[DDL_PH_SIGNATURES] * 1e3, ph[DDL_PH_NODES] * 1e3,
               ph[DDL_PH_BARRIER_OUT] * 1e3, ph[DDL_PH_COPY_OUT] * 1e3);
-    if (st == DDL_OK && c->call->plan.explore >= 0)
-        st = ddl_explore_record(c);
+    if (st == DDL_OK && call->plan.explore >= 0)
+        st = ddl_explore_record(c, &call->plan);
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }

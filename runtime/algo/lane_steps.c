@@ -15,14 +15,14 @@
 #include "model.h"
 
 /* At INFO, rank 0 says once per power-of-two chunk size what the model chose and why. */
-static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsigned char *dims)
+static void log_model_choice(ddl_comm_t *c, int multiring, size_t bytes, int algo, const unsigned char *dims)
 {
     int bucket = ddl_log2_floor(bytes);
     if (c->info.rank != 0 || (c->model_logged >> bucket) & 1)
         return;
     c->model_logged |= 1ull << bucket;
     const ddl_model_t *m = &c->set.tuning.model;
-    if (!c->call->plan.multiring) {
+    if (!multiring) {
         int p = c->info.nnodes;
         char costs[128] = "";
         for (int i = 0, len = 0; i < DDL_INTER_ALGOS; i++)
@@ -43,16 +43,16 @@ static void log_model_choice(ddl_comm_t *c, size_t bytes, int algo, const unsign
              ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, all_ring) * 1e6);
 }
 
-ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *steps, int *nsteps_out)
+ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *cp, size_t n, size_t esize, ddl_step_t *steps,
+                            int *nsteps_out)
 {
-    const ddl_call_plan_t *cp = &c->call->plan;
     ddl_step_plan_t plan = {&c->set.tuning.model, cp->multiring ? &c->set.grid : NULL, cp->lane_algo,
                             cp->multiring && cp->dims_fixed ? cp->dim_algo : NULL, 1};
     int algo;
     unsigned char dims[DDL_GRID_MAX_DIMS];
     int nsteps = ddl_steps_build(&plan, c->info.node, c->info.nnodes, n, esize, steps, &algo, dims);
     if (cp->multiring ? !cp->dims_fixed : cp->lane_algo == DDL_INTER_AUTO) /* the model decided */
-        log_model_choice(c, n * esize, algo, dims);
+        log_model_choice(c, cp->multiring, n * esize, algo, dims);
     /* Between two or more nodes every chunk moves: no steps would leave this
      * node's partial sums as the "result". */
     if (nsteps <= 0 && c->info.nnodes > 1 && n > 0)

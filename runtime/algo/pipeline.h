@@ -9,6 +9,7 @@
 #ifndef DDL_PIPELINE_H
 #define DDL_PIPELINE_H
 
+#include "call.h"
 #include "chunks.h"
 #include "ddl.h"
 
@@ -51,7 +52,7 @@ ddl_status_t ddl_pipeline_drive(size_t depth, const ddl_chunks_t *plan, size_t o
  * DDL_INFLIGHT and phase counters.  The call's signature, on its way between
  * nodes, is waited for after the first chunk has been filled, before anything
  * moves. */
-ddl_status_t ddl_pipeline_run(struct ddl_comm *c, const struct ddl_transport *t, const ddl_chunks_t *plan, size_t off,
-                              ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops);
+ddl_status_t ddl_pipeline_run(struct ddl_comm *c, ddl_call_t *call, const struct ddl_transport *t,
+                              const ddl_chunks_t *plan, size_t off, ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops);
 
 #endif

@@ -160,9 +160,8 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
     return st;
 }
 
-ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c)
+ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call)
 {
-    ddl_call_t *call = c->call;
     if (!call->sig_pending)
         return DDL_OK;
     call->sig_pending = 0;

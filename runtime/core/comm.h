@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 
+#include "call.h"
 #include "ddl.h"
 #include "engine.h"
 #include "explore.h"
@@ -68,7 +69,6 @@ struct ddl_comm {
     ddl_sched_t sched[DDL_NSCHED];
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
-    ddl_call_t *call;            /* the running call (its request's state); NULL between calls */
     void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */
     size_t bounce_bytes;
     void *sig_scratch;           /* the owners' signature exchange between nodes (ddl_sig_scratch_bytes) */
@@ -96,28 +96,29 @@ void ddl_comm_bury(ddl_comm_t *comm);
 /* The system MPI's type and op for (dtype, op) when it has them natively; 0
  * when the runtime supplies its own (8-bit integers, 16-bit floats). */
 int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop);
-ddl_status_t ddl_allreduce_system_mpi(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                               ddl_redop_t op, ddl_comm_t *comm);
-/* Owners pass their buffers; helpers pass NULL. */
-ddl_status_t ddl_allreduce_lane(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                                ddl_redop_t op, int multiring, ddl_comm_t *comm);
+ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, const void *sendbuf, void *recvbuf, size_t count,
+                                      ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *comm);
+/* The lane allreduce of call (its buffers are used on owners only; serve-mode
+ * helpers pass a call with the owner's count, type and op). */
+ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multiring);
 /* The chunk a lane call of `bytes` uses before online selection scales it: the
  * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
-/* This call's step list between the nodes for a chunk of n elements
- * (algo/lane_steps.c): *nsteps entries of steps. */
-ddl_status_t ddl_lane_steps(ddl_comm_t *c, size_t n, size_t esize, ddl_step_t *steps, int *nsteps);
+/* The step list between the nodes for a chunk of n elements of a call with
+ * plan (algo/lane_steps.c): *nsteps entries of steps. */
+ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n, size_t esize, ddl_step_t *steps,
+                            int *nsteps);
 /* The smallest messages (allreduce_inline.c): does this call's data travel
  * with its signature, through the control block on one node or in the
  * signature exchange between nodes (the same answer on every owner that
  * agrees on the signature)? */
-int ddl_inline_fits(const ddl_comm_t *c, size_t bytes);
+int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes);
 /* Before the owners meet: this owner's data into its slot. */
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes);
 /* After they met and agreed: the sum (op) of every owner's data into recvbuf. */
 void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op);
 /* Between nodes: this owner's part in the owners' exchange of signatures of
- * the running call (every owner takes part once per call, whatever its path;
+ * its call (every owner takes part once per call, whatever its path;
  * data/result: the MPI path's smallest messages travel with it, else NULL;
  * node_agreed: every owner of this node takes part with this same sig, as
  * on the lanes after the node's check, so they skip their rounds together).
@@ -125,11 +126,11 @@ void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t d
  * failure of a rank (DDL_ERR_PEER_FAILED, DDL_ERR_TIMED_OUT) with its reason. */
 ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
                                    int node_agreed);
-/* A lane call between nodes, before its first byte leaves the node: the
+/* A lane call between nodes, before its first byte leaves the node: call's
  * owners' exchange of the node's signature (owners run it, helpers wait for
  * their owner's word; a no-op once done, or on one node).  DDL_ERR_MISMATCH
  * when any node called differently. */
-ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c);
+ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call);
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
  * owner's segment (malloc.c). */
 int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off);

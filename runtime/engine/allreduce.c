@@ -117,15 +117,18 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
  * in recvbuf.  An owner of a lane call meets the MPI path's owners in the
  * same places (ddl_allreduce_lane), so ranks that chose different paths find
  * that out here too. */
-static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype,
-                                           ddl_redop_t op, int inline_data, ddl_comm_t *c)
+static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_data, ddl_comm_t *c)
 {
     /* An owner that cannot use its buffers still takes part, so that the
      * others fail the call with it instead of waiting for it. */
+    size_t count = (size_t)call->count;
+    ddl_dtype_t dtype = call->dtype;
+    ddl_redop_t op = call->op;
+    void *recvbuf = call->recvbuf;
     ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, 0, c->seq,
-                     c->call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
+                     call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
     char mine[512]; /* not zeroed: this runs on every small call, and 512 bytes cost there */
-    if (c->call->own_error != DDL_OK) /* its reason, kept across the exchange */
+    if (call->own_error != DDL_OK) /* its reason, kept across the exchange */
         snprintf(mine, sizeof(mine), "%s", ddl_last_error());
     ddl_status_t st;
     if (c->info.nnodes == 1) {
@@ -133,18 +136,18 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
         if (st != DDL_OK)
             return ddl_comm_fail(c, st);
         st = ddl_sig_check_owners(&c->node, c->info.lanes, c->info.gpus_per_node, c->seq);
-        if (st == DDL_ERR_INVALID_ARG && c->call->own_error == DDL_OK)
+        if (st == DDL_ERR_INVALID_ARG && call->own_error == DDL_OK)
             st = ddl_error(st, "%s", ddl_last_error());
     } else {
         if (c->info.local_size > 1) /* for the node's ranks of a lane call, if any */
             ddl_node_publish(&c->node, &sig, c->seq, 0);
-        st = ddl_comm_owners_agree(c, &sig, inline_data ? sendbuf : NULL, inline_data ? recvbuf : NULL, 0);
+        st = ddl_comm_owners_agree(c, &sig, inline_data ? call->sendbuf : NULL, inline_data ? recvbuf : NULL, 0);
         if (st == DDL_OK && inline_data && op == DDL_REDOP_AVG)
             ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
     }
-    if (c->call->own_error != DDL_OK) {
+    if (call->own_error != DDL_OK) {
         ddl_log_keep_error(mine); /* its own reason, not the echo of it */
-        return c->call->own_error;
+        return call->own_error;
     }
     return st == DDL_OK || st == DDL_ERR_MISMATCH || st == DDL_ERR_INVALID_ARG ? st : ddl_comm_fail(c, st);
 }
@@ -160,22 +163,26 @@ static ddl_status_t check_owner_signatures(const void *sendbuf, void *recvbuf, s
  * against 2.9 us for an 8-byte call on 2 cores, bench/RESULTS.md).  Counting
  * the calls, not waiting for a change, keeps a helper that slept through
  * several in step; it wakes at the node's next event or sleep slice. */
-static ddl_status_t mpi_path(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
-                             ddl_comm_t *c)
+static ddl_status_t mpi_path(const ddl_call_t *call, ddl_comm_t *c)
 {
+    const void *sendbuf = call->sendbuf;
+    void *recvbuf = call->recvbuf;
+    size_t count = (size_t)call->count;
+    ddl_dtype_t dtype = call->dtype;
+    ddl_redop_t op = call->op;
     if (c->info.role == DDL_ROLE_OWNER) {
         size_t bytes = count * ddl_dtype_size(dtype);
-        int inline_data = c->call->own_error == DDL_OK && ddl_inline_fits(c, bytes);
+        int inline_data = call->own_error == DDL_OK && ddl_inline_fits(c, call, bytes);
         int one_node = c->info.nnodes == 1;
         if (inline_data && one_node)
             ddl_inline_post(c, sendbuf, bytes);
-        ddl_status_t st = c->call->own_error;
+        ddl_status_t st = call->own_error;
         if (c->info.owner_size > 1)
-            st = check_owner_signatures(sendbuf, recvbuf, count, dtype, op, inline_data, c);
+            st = check_owner_signatures(call, inline_data, c);
         if (st == DDL_OK && inline_data && one_node)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
         else if (st == DDL_OK && !inline_data && count > 0)
-            st = ddl_allreduce_system_mpi(sendbuf, recvbuf, count, dtype, op, c);
+            st = ddl_allreduce_system_mpi(call, sendbuf, recvbuf, count, dtype, op, c);
         return st;
     }
     /* A helper shows its node which call it is in, for a lane call's ranks
@@ -253,24 +260,20 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
         else
             call->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
     }
-    ddl_algo_id_t algo = ddl_select_algo(c, bytes);
-    int timed = ddl_select_wants_time(c, bytes);
+    ddl_algo_id_t algo = ddl_select_algo(c, call, bytes);
+    int timed = ddl_select_wants_time(c, call, bytes);
     double start = timed ? ddl_now() : 0;
-    if (algo == DDL_ALGO_MPI) {
-        st = mpi_path(sendbuf, recvbuf, (size_t)count, dtype, op, c);
-    } else {
-        if (c->info.role == DDL_ROLE_HELPER)
-            sendbuf = recvbuf = NULL;
-        st = ddl_allreduce_lane(sendbuf, recvbuf, (size_t)count, dtype, op, algo == DDL_ALGO_MULTIRING, c);
-    }
+    if (algo == DDL_ALGO_MPI)
+        st = mpi_path(call, c);
+    else
+        st = ddl_allreduce_lane(c, call, algo == DDL_ALGO_MULTIRING);
     if (counted && c->info.role == DDL_ROLE_OWNER)
         ddl_node_ring_outcome(&c->node, st);
-    return ddl_select_record(c, bytes, timed ? ddl_now() - start : -1, st);
+    return ddl_select_record(c, call, bytes, timed ? ddl_now() - start : -1, st);
 }
 
 ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)
 {
-    c->call = call; /* the running call's state, for the paths below */
     double start = ddl_trace_on ? ddl_now() : 0;
     ddl_status_t st = run(call, c);
     if (ddl_trace_on) {
@@ -280,6 +283,5 @@ ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)
                  ddl_status_string(st));
         ddl_trace_event("allreduce", start, ddl_now(), args);
     }
-    c->call = NULL;
     return st;
 }

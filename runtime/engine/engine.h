@@ -9,34 +9,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "call.h"
 #include "ddl.h"
-#include "node.h"
 
 struct ddl_comm;
-
-/* One call: its arguments as posted, and the state the runner keeps for it
- * (the request owns it; the communicator points at the running call). */
-typedef struct {
-    const void *sendbuf; /* DDL_IN_PLACE already resolved */
-    void *recvbuf;
-    int64_t count;
-    ddl_dtype_t dtype;
-    ddl_redop_t op;
-    ddl_memory_t mem;    /* owners: HOST, DEVICE, or AUTO when the two buffers differ */
-    void *stream;        /* device buffers: the caller's stream (a cudaStream_t; NULL: the device) */
-    void *ready;         /* nonblocking calls on device buffers: an event recorded on stream at
-                            posting; NULL: the runner (the caller) waits for stream itself */
-    /* Filled by the runner. */
-    ddl_call_plan_t plan;   /* this call's algorithms and chunk (node.h); serve-mode helpers copy
-                               their owner's */
-    const struct ddl_candidate *cand; /* online selection: what this call runs (online.h); else NULL */
-    int exchange;           /* MPI path between nodes: the data rides in the owners' signature
-                               exchange up to DDL_SIG_EXCHANGE_BYTES (mpi/exchange), not 8 KiB */
-    ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
-    uint32_t seq;           /* the call number its signature carries */
-    int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
-    ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */
-} ddl_call_t;
 
 typedef enum { DDL_REQ_QUEUED = 0, DDL_REQ_RUNNING, DDL_REQ_DONE } ddl_req_state_t;
 

@@ -118,16 +118,16 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char
     DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: %s", bytes, ddl_algo_names[algo], why);
 }
 
-ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
+ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
 {
-    c->call->cand = NULL;
-    c->call->exchange = 0;
+    call->cand = NULL;
+    call->exchange = 0;
     const ddl_band_t *band;
     ddl_algo_id_t algo;
     const char *why;
     if (fixed_rule(c, bytes, &band, &algo, &why)) {
         if (band)
-            c->call->exchange = band->exchange;
+            call->exchange = band->exchange;
         else
             announce(c, algo, bytes, why);
         return algo;
@@ -145,9 +145,9 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, size_t bytes)
         size_t chunk = ddl_lane_chunk(c, top, c->online.job.path == DDL_ALGO_MULTIRING);
         chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
     }
-    c->call->cand = ddl_online_next(&c->online, bytes, chunked);
-    c->call->exchange = c->call->cand->exchange;
-    return (ddl_algo_id_t)c->call->cand->algo;
+    call->cand = ddl_online_next(&c->online, bytes, chunked);
+    call->exchange = call->cand->exchange;
+    return (ddl_algo_id_t)call->cand->algo;
 }
 
 /* What ddl_select_algo would answer for `bytes`, without a call. */
@@ -173,9 +173,9 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
     return 1;
 }
 
-int ddl_select_wants_time(const ddl_comm_t *c, size_t bytes)
+int ddl_select_wants_time(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    return c->call->cand && ddl_online_wants_time(&c->online, bytes);
+    return call->cand && ddl_online_wants_time(&c->online, bytes);
 }
 
 static void class_range(int cls, char *buf, size_t len)
@@ -222,15 +222,15 @@ static void save(const ddl_comm_t *c)
     }
 }
 
-ddl_status_t ddl_select_record(ddl_comm_t *c, size_t bytes, double seconds, ddl_status_t st)
+ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t bytes, double seconds, ddl_status_t st)
 {
     /* A failed call teaches nothing; every rank failed it (or the
      * communicator is broken), so the classes stay in step. */
-    if (!c->call->cand || st != DDL_OK)
+    if (!call->cand || st != DDL_OK)
         return st;
-    int nodes = c->info.nnodes > 1 && c->call->cand->algo != DDL_ALGO_MPI;
+    int nodes = c->info.nnodes > 1 && call->cand->algo != DDL_ALGO_MPI;
     double v[DDL_ONLINE_MAX_CANDIDATES];
-    int n = ddl_online_observe(&c->online, bytes, seconds, nodes ? (size_t)c->call->plan.chunk : 0, v);
+    int n = ddl_online_observe(&c->online, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0, v);
     if (n == 0)
         return DDL_OK;
     /* Only the owners' times count: a lane call ends for its owner at the

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "algo.h"
+#include "call.h"
 #include "ddl.h"
 
 struct ddl_comm;
@@ -17,14 +18,16 @@ struct ddl_comm;
 ddl_status_t ddl_select_init(struct ddl_comm *c);
 /* Is online selection on (DDL_SELECT=online and DDL_ALGO not mpi)? */
 int ddl_select_online(const struct ddl_comm *c);
-/* The algorithm of the running call (c->call) of `bytes`; under online
- * selection c->call->cand is the candidate it runs, else NULL. */
-ddl_algo_id_t ddl_select_algo(struct ddl_comm *c, size_t bytes);
-/* Should the running call be timed for the selection? */
-int ddl_select_wants_time(const struct ddl_comm *c, size_t bytes);
-/* After the running call ended with st: its time (negative: not timed) goes to
+/* The algorithm of call, of `bytes`; under online selection call->cand is
+ * the candidate it runs, else NULL (call->exchange: the MPI path's data may
+ * ride in the signatures' exchange). */
+ddl_algo_id_t ddl_select_algo(struct ddl_comm *c, ddl_call_t *call, size_t bytes);
+/* Should call be timed for the selection? */
+int ddl_select_wants_time(const struct ddl_comm *c, const ddl_call_t *call, size_t bytes);
+/* After call ended with st: its time (negative: not timed) goes to
  * the selection, which may agree with the other ranks now (a collective over
  * the ranks that choose).  Returns st, or the agreement's failure. */
-ddl_status_t ddl_select_record(struct ddl_comm *c, size_t bytes, double seconds, ddl_status_t st);
+ddl_status_t ddl_select_record(struct ddl_comm *c, const ddl_call_t *call, size_t bytes, double seconds,
+                               ddl_status_t st);
 
 #endif

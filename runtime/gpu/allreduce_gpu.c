@@ -94,12 +94,13 @@ static ddl_status_t gpu_drain(void *ctx, int slot, size_t off, size_t n, void *b
 
 /* Between nodes: the slice in chunks through the pipeline and the agreed
  * device transport (transport.h), then the stream drained. */
-static ddl_status_t multi_node(ddl_comm_t *c, struct ddl_gpu *g, const gpu_view_t *v, size_t off, size_t n)
+static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, struct ddl_gpu *g, const gpu_view_t *v, size_t off,
+                               size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, c->call->plan.chunk, CHUNK_ALIGN);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk, CHUNK_ALIGN);
     struct gpu_pipe p = {c, g, v};
     ddl_pipeline_ops_t ops = {gpu_fill, gpu_drain, &p};
-    ddl_status_t st = ddl_pipeline_run(c, ddl_transport_for(c, 1, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
+    ddl_status_t st = ddl_pipeline_run(c, call, ddl_transport_for(c, 1, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
     return st == DDL_OK ? ddl_gpu_wait(c, "the device lane allreduce") : st;
 }
 
@@ -126,7 +127,7 @@ static ddl_status_t map_buffers(ddl_comm_t *c, struct ddl_gpu *g, const void *ow
     return DDL_OK;
 }
 
-ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, const void *own_send, void *own_recv, size_t count, ddl_dtype_t dtype,
+ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count, ddl_dtype_t dtype,
                                ddl_redop_t op)
 {
     const ddl_comm_info_t *in = &c->info;
@@ -142,7 +143,7 @@ ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, const void *own_send, void *own_re
     size_t off, len;
     ddl_slice(count, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
     if (st == DDL_OK && len > 0)
-        st = in->nnodes == 1 ? single_node(c, g, &v, off, len) : multi_node(c, g, &v, off, len);
+        st = in->nnodes == 1 ? single_node(c, g, &v, off, len) : multi_node(c, call, g, &v, off, len);
     if (prev_dev >= 0)
         (void)cudaSetDevice(prev_dev);
     return st;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "call.h"
 #include "ddl.h"
 #include "ipc_cache.h"
 
@@ -72,7 +73,7 @@ void ddl_gpu_comm_release(struct ddl_comm *c);
 /* The device allreduce of the lane algorithm, from the point where every owner
  * has posted its request and the node has met: all of the node's owners posted
  * device buffers.  own_send/own_recv: the owner's own pointers (NULL on helpers). */
-ddl_status_t ddl_allreduce_gpu(struct ddl_comm *c, const void *own_send, void *own_recv, size_t count,
+ddl_status_t ddl_allreduce_gpu(struct ddl_comm *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count,
                                ddl_dtype_t dtype, ddl_redop_t op);
 
 #endif

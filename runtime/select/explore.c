@@ -60,10 +60,10 @@ void ddl_explore_begin(ddl_comm_t *c)
         c->explore.before[d] = c->counts[d].seconds;
 }
 
-ddl_status_t ddl_explore_record(ddl_comm_t *c)
+ddl_status_t ddl_explore_record(ddl_comm_t *c, const ddl_call_plan_t *plan)
 {
-    const ddl_grid_t *grid = c->call->plan.multiring ? &c->set.grid : NULL;
-    ddl_explore_bucket_t *b = &c->explore.b[c->call->plan.explore];
+    const ddl_grid_t *grid = plan->multiring ? &c->set.grid : NULL;
+    ddl_explore_bucket_t *b = &c->explore.b[plan->explore];
     /* The time in the explored dimension and every dimension outside it. */
     double slowest = 0;
     for (int d = b->dim; d < end_dim(grid); d++)
@@ -73,7 +73,7 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
         return ddl_fail(st, "DDL_EXPLORE: %s", ddl_last_error());
     /* Serve-mode helpers follow their owners' plans and keep no exploration
      * state: they only take part in the agreement. */
-    if (!c->explore.started[c->call->plan.explore])
+    if (!c->explore.started[plan->explore])
         return DDL_OK;
     b->t[b->trial] = slowest;
     if (++b->trial < candidates(grid))
@@ -89,7 +89,7 @@ ddl_status_t ddl_explore_record(ddl_comm_t *c)
             len += snprintf(timed + len, sizeof(timed) - (size_t)len, "%s%s %.0f us", k ? ", " : "",
                             ddl_inter_algo_names[lane_candidate(k)], b->t[k] * 1e6);
         DDL_INFO(DDL_SUBSYS_COLL, "DDL_EXPLORE: chunks of about %zu bytes, dimension %d: %s (timed: %s)",
-                 (size_t)1 << c->call->plan.explore, b->dim, ddl_inter_algo_names[lane_candidate(best)], timed);
+                 (size_t)1 << plan->explore, b->dim, ddl_inter_algo_names[lane_candidate(best)], timed);
     }
     b->dim++;
     b->trial = 0;

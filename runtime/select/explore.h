@@ -42,6 +42,6 @@ struct ddl_comm;
 /* At the start of an exploring call (every rank): remember the counters. */
 void ddl_explore_begin(struct ddl_comm *c);
 /* At its end (every rank, collective over the communicator): record the time. */
-ddl_status_t ddl_explore_record(struct ddl_comm *c);
+ddl_status_t ddl_explore_record(struct ddl_comm *c, const ddl_call_plan_t *plan);
 
 #endif

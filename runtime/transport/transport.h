@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "ddl.h"
+#include "node.h"
 
 struct ddl_comm;
 
@@ -26,8 +27,10 @@ typedef struct ddl_transport {
     const char *name;
     /* Can it carry this call's chunks (device or host buffers, type, op)? */
     int (*usable)(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
-    /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`). */
-    ddl_status_t (*start)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype, ddl_redop_t op);
+    /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`)
+     * with the call's plan (its lane algorithm, or the grid's). */
+    ddl_status_t (*start)(struct ddl_comm *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
+                          ddl_dtype_t dtype, ddl_redop_t op);
     /* Wait until buf holds the lane's result (every wait has DDL_TIMEOUT). */
     ddl_status_t (*finish)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype);
 } ddl_transport_t;
