@@ -386,10 +386,7 @@ static int parse_args(int argc, char **argv, sim_opts_t *o, int rank)
 
 static int max_steps(const sim_opts_t *o)
 {
-    if (o->grid.ndims)
-        return ddl_multiring_max_steps(&o->grid);
-    int r = ddl_ring_max_steps(o->nodes), d = ddl_rd_max_steps(o->nodes), b = ddl_rab_max_steps(o->nodes);
-    return r > d ? (r > b ? r : b) : (d > b ? d : b);
+    return ddl_inter_max_steps(o->nodes, o->grid.ndims ? &o->grid : NULL);
 }
 
 int main(int argc, char **argv)

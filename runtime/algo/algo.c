@@ -8,7 +8,12 @@
 #include "gpu.h"
 
 const char *const ddl_algo_names[] = {"auto", "mpi", "lane", "multiring", NULL};
-const char *const ddl_inter_algo_names[] = {"auto", "ring", "rd", "rab", NULL};
+const char *const ddl_inter_algo_names[] = {
+    "auto",
+#define DDL_INTER_ROW(ID, name, ...) name,
+#include "inter_algos.def"
+#undef DDL_INTER_ROW
+    NULL};
 const char *const ddl_gpu_transport_names[] = {"auto", "staged", "mpi", "nccl", NULL};
 
 static const ddl_algo_desc_t algos[] = {
@@ -21,16 +26,12 @@ static const ddl_algo_desc_t algos[] = {
      "each of the node's G*L ranks reduces its 1/(G*L) slice of the G owner buffers through "
      "shared memory, allreduces it with the same local rank on the other nodes, and writes it "
      "back into every owner buffer; pipelined in DDL_CHUNK_SIZE chunks"},
-    {"lane", DDL_INTER_AUTO, "auto", "per chunk, the cheapest of ring, rd and rab in the alpha-beta cost model "
+    {"lane", DDL_INTER_AUTO, "auto", "per chunk, the cheapest lane algorithm below in the alpha-beta cost model "
      "(link latency and bandwidth from the tuning file's link lines, written by ddl-tune)"},
-    {"lane", DDL_INTER_RING, "ring",
-     "ring reduce-scatter then ring allgather: 2(P-1) steps, 2(P-1)/P of the data per link"},
-    {"lane", DDL_INTER_RD, "rd",
-     "recursive doubling, with the extra ranks of a non-power-of-two count folded in first: "
-     "log2(P) steps, the whole chunk per step"},
-    {"lane", DDL_INTER_RAB, "rab",
-     "Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather, extra ranks "
-     "folded in first: 2 log2(P) steps, 2(P-1)/P of the data per rank"},
+#define DDL_INTER_ROW(ID, name, build, max_steps, cost, margin, online_min, online_max, description) \
+    {"lane", DDL_INTER_##ID, name, description},
+#include "inter_algos.def"
+#undef DDL_INTER_ROW
     {"gpu", DDL_GPU_AUTO, "auto", "nccl when libnccl.so.2 loads on every rank, else mpi when the MPI library is "
      "CUDA-aware, else staged"},
     {"gpu", DDL_GPU_STAGED, "staged",

@@ -11,6 +11,7 @@
 #include "algo.h"
 #include "comm.h"
 #include "log.h"
+#include "reduce.h"
 
 int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {

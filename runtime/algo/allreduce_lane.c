@@ -17,6 +17,7 @@
 #include "log.h"
 #include "trace.h"
 #include "model.h"
+#include "reduce.h"
 #include "chunks.h"
 #include "pipeline.h"
 #include "transport.h"
@@ -250,8 +251,13 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
     ddl_status_t st = ddl_comm_finish_signature(c, call);
     if (st == DDL_ERR_MISMATCH)
         return meet_after_mismatch(c, st);
+#ifdef DDL_HAVE_CUDA
     if (st == DDL_OK && kind == DDL_LOC_DEVICE)
         st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf, (size_t)call->count, call->dtype, call->op);
+#else
+    /* Without CUDA no owner can export a device buffer: its kind is invalid. */
+    (void)sendbuf, (void)recvbuf;
+#endif
     else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
         st = call->own_error;
     else if (st == DDL_OK)
@@ -275,46 +281,6 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
         return chunk < c->scratch_bytes ? chunk : c->scratch_bytes;
     return ddl_model_chunk(&c->set.tuning.model, multiring ? &c->set.grid : NULL, c->info.nnodes, c->info.gpus_per_node,
                            bytes / (size_t)c->info.local_size, c->scratch_bytes);
-}
-
-/* Online selection's chunk candidates: half or twice the chunk, in whole 4 KiB
- * pages and within the scratch buffers. */
-static size_t scale_chunk(const ddl_comm_t *c, size_t chunk, int shift)
-{
-    if (shift < 0)
-        chunk = chunk / 2 / 4096 * 4096;
-    else if (shift > 0)
-        chunk *= 2;
-    return chunk < 4096 ? 4096 : chunk > c->scratch_bytes ? c->scratch_bytes : chunk;
-}
-
-/* This call's algorithms and chunk: a tuning band for its size first, then
- * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; online selection's
- * candidate (call->cand) replaces the lane algorithm and scales the chunk;
- * DDL_EXPLORE may override the per-dimension choice while it measures, and
- * after. */
-static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiring)
-{
-    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
-    const ddl_candidate_t *cand = call->cand;
-    ddl_call_plan_t *p = &call->plan;
-    memset(p, 0, sizeof(*p));
-    p->multiring = multiring;
-    p->explore = -1;
-    p->lane_algo = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
-    p->chunk = ddl_lane_chunk(c, bytes, multiring);
-    if (cand && cand->lane_algo)
-        p->lane_algo = cand->lane_algo;
-    if (cand && cand->chunk_shift)
-        p->chunk = scale_chunk(c, p->chunk, cand->chunk_shift);
-    if (multiring && band && band->ndims) {
-        p->dims_fixed = 1;
-        for (int d = 1; d <= band->ndims && d < DDL_GRID_MAX_DIMS; d++)
-            p->dim_algo[d] = band->dim_algo[d];
-    }
-    size_t per_rank = bytes / (size_t)c->info.local_size;
-    if (c->set.explore && !p->dims_fixed && (multiring || p->lane_algo == DDL_INTER_AUTO) && c->info.nnodes > 1)
-        ddl_explore_plan(&c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
 }
 
 /* Where a call's time goes, phase by phase: always counted (ddl_comm_phases;
@@ -349,7 +315,6 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
      * its request; everyone else signs what it was called with. */
     ddl_sig_t sig;
     if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
-        plan_call(c, call, count * v.esize, multiring);
         sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
                           call->plan.lane_algo, call->plan.chunk, c->seq, 0};
     } else {
@@ -359,8 +324,6 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     }
     uint32_t seq = sig.seq;
     call->sig_pending = 0;
-    if (call->plan.explore >= 0)
-        ddl_explore_begin(c);
     if (owner)
         post_request(c, call, &sig);
     const ddl_node_req_t *mine = &c->node.ctrl->slots[in->local_rank].req;
@@ -398,8 +361,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP) {
-            st = device_or_invalid(c, call, kind, why, sendbuf, recvbuf);
-            return st == DDL_OK && call->plan.explore >= 0 ? ddl_explore_record(c, &call->plan) : st;
+            return device_or_invalid(c, call, kind, why, sendbuf, recvbuf);
         }
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
@@ -437,7 +399,5 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
               "between nodes %.2f ms, results barrier %.2f ms, copy out %.2f ms", count, ddl_dtype_name(dtype),
               ph[DDL_PH_COPY_IN] * 1e3, ph[DDL_PH_BARRIER_IN] * 1e3, ph[DDL_PH_SIGNATURES] * 1e3, ph[DDL_PH_NODES] * 1e3,
               ph[DDL_PH_BARRIER_OUT] * 1e3, ph[DDL_PH_COPY_OUT] * 1e3);
-    if (st == DDL_OK && call->plan.explore >= 0)
-        st = ddl_explore_record(c, &call->plan);
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }

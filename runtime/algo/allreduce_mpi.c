@@ -12,6 +12,7 @@
 #include "comm.h"
 #include "gpu.h"
 #include "log.h"
+#include "reduce.h"
 
 static int via_user_op(ddl_dtype_t t)
 {

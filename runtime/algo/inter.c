@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The table of lane algorithms between nodes, and the one place a chunk's
- * steps are built from it (inter.h). */
+/* The table of lane algorithms between nodes (the rows of
+ * inter_algos.def), and the one place a chunk's steps are built from it
+ * (inter.h). */
 #include "config.h"
 
 #include <string.h>
@@ -8,14 +9,10 @@
 #include "inter.h"
 
 const ddl_inter_algo_t ddl_inter_algos[DDL_INTER_ALGOS] = {
-    {DDL_INTER_RING, ddl_ring_build, ddl_model_ring, 1.0},
-    {DDL_INTER_RD, ddl_rd_build, ddl_model_rd, 1.0},
-    /* The model sees one link class, so Rabenseifner needs a margin over
-     * the ring: measured when its first steps paired distant nodes (across
-     * the uplinks, with the largest blocks).  It pairs neighbours first now
-     * (inter_rab.c; ddl-sim found the cost, bench/SCALE.md); the margin stays
-     * until the emulated racks measure it again. */
-    {DDL_INTER_RAB, ddl_rab_build, ddl_model_rab, DDL_MODEL_RAB_MARGIN},
+#define DDL_INTER_ROW(ID, name, build, max_steps, cost, margin, online_min, online_max, description) \
+    {DDL_INTER_##ID, build, max_steps, cost, margin, online_min, online_max},
+#include "inter_algos.def"
+#undef DDL_INTER_ROW
 };
 
 const ddl_inter_algo_t *ddl_inter_algo(int id)
@@ -24,6 +21,20 @@ const ddl_inter_algo_t *ddl_inter_algo(int id)
         if ((int)ddl_inter_algos[i].id == id)
             return &ddl_inter_algos[i];
     return NULL;
+}
+
+int ddl_inter_algo_candidate(const ddl_inter_algo_t *a, int nnodes)
+{
+    return nnodes >= a->online_min_nodes && (a->online_max_nodes == 0 || nnodes <= a->online_max_nodes);
+}
+
+int ddl_inter_max_steps(int nnodes, const ddl_grid_t *grid)
+{
+    int most = grid && grid->ndims ? ddl_multiring_max_steps(grid) : 0;
+    for (int i = 0; i < DDL_INTER_ALGOS; i++)
+        if (ddl_inter_algos[i].max_steps(nnodes) > most)
+            most = ddl_inter_algos[i].max_steps(nnodes);
+    return most;
 }
 
 int ddl_steps_build(const ddl_step_plan_t *p, int node, int nnodes, size_t n, size_t esize, ddl_step_t *steps,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lane algorithms between nodes, as one table that the step lists
- * (lane_steps.c), the cost model (select/model.c), DDL_EXPLORE
- * (select/explore.c) and ddl-tune all iterate: a new algorithm is its step
- * builder (one file, e.g. inter_ring.c) and one row in inter.c. */
+/* The lane algorithms between nodes, as one table built from the rows of
+ * inter_algos.def, which the step lists (lane_steps.c), the step arrays
+ * (root/create.c), the cost model (model.c), DDL_EXPLORE (select/explore.c),
+ * online selection (select/online.c), ddl-info and ddl-sim iterate: a new
+ * algorithm is its file (e.g. inter_rd.c) and one row there. */
 #ifndef DDL_INTER_H
 #define DDL_INTER_H
 
@@ -16,17 +17,35 @@ typedef struct {
     ddl_inter_algo_id_t id; /* what DDL_LANE_ALGO and tuning bands name (ddl_inter_algo_names) */
     /* The steps of rank `rank` of `size` for a chunk of n elements; their number. */
     int (*build)(int rank, int size, size_t n, ddl_step_t *steps);
+    /* A bound on build's number of steps for `size` ranks. */
+    int (*max_steps)(int size);
     /* The cost model's time for `bytes` among p ranks along dimension dim. */
     double (*cost)(const ddl_model_t *m, int dim, int p, double bytes);
     /* The model chooses it only when it beats the others by this factor. */
     double margin;
+    /* Online selection and DDL_EXPLORE time it on online_min_nodes nodes and
+     * more, up to online_max_nodes (0: no limit). */
+    int online_min_nodes, online_max_nodes;
 } ddl_inter_algo_t;
 
-#define DDL_INTER_ALGOS 3
+/* Each row's functions (defined in its file). */
+#define DDL_INTER_ROW(ID, name, build, max_steps, cost, ...) \
+    int build(int rank, int size, size_t n, ddl_step_t *steps); \
+    int max_steps(int size); \
+    double cost(const ddl_model_t *m, int dim, int p, double bytes);
+#include "inter_algos.def"
+#undef DDL_INTER_ROW
+
+/* Row i has id i + 1 (DDL_INTER_<ID>). */
 extern const ddl_inter_algo_t ddl_inter_algos[DDL_INTER_ALGOS];
 
 /* The row of id; NULL for DDL_INTER_AUTO or an unknown id. */
 const ddl_inter_algo_t *ddl_inter_algo(int id);
+/* Does online selection (and DDL_EXPLORE) time row `a` on nnodes nodes? */
+int ddl_inter_algo_candidate(const ddl_inter_algo_t *a, int nnodes);
+/* The most steps any row, or the multiring on grid (when not NULL), builds
+ * for nnodes ranks: the size of a schedule's step array. */
+int ddl_inter_max_steps(int nnodes, const ddl_grid_t *grid);
 
 /* What a chunk's steps are built from: the lane ring over all nodes (grid
  * NULL) with lane_algo, or the multiring along grid with dim_algo; what is

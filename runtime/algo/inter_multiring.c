@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "model.h"
+#include "inter.h"
 #include "steps.h"
 #include "slice.h"
 

@@ -12,6 +12,7 @@
  * with the same bits. */
 #include "config.h"
 
+#include "inter.h"
 #include "steps.h"
 #include "slice.h"
 

@@ -5,6 +5,7 @@
  * the lower ranks' data first, so both partners compute the same bits. */
 #include "config.h"
 
+#include "inter.h"
 #include "steps.h"
 
 int ddl_rd_max_steps(int size) { return size > 1 ? ddl_log2_floor(size) + 2 : 0; }

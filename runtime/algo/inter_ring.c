@@ -5,6 +5,7 @@
  * each grid dimension. */
 #include "config.h"
 
+#include "inter.h"
 #include "steps.h"
 #include "slice.h"
 

@@ -12,9 +12,10 @@
 #include "call.h"
 #include "chunks.h"
 #include "ddl.h"
+#include "ddl_limits.h"
 
 /* The most chunks in flight (DDL_INFLIGHT's upper bound). */
-#define DDL_PIPELINE_MAX_DEPTH 4
+#define DDL_PIPELINE_MAX_DEPTH DDL_INFLIGHT_MAX /* ddl_limits.h */
 
 struct ddl_comm;
 struct ddl_transport;

@@ -115,7 +115,9 @@ static int failed_word_arrived(void *arg)
     return flag;
 }
 
-ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg)
+/* A wait of this rank timed out with message msg: wait briefly for a lane
+ * peer's word on why it failed first, and report both (status st). */
+static ddl_status_t explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg)
 {
     char why[sizeof(c->broken_why)] = "";
     int from = -1;
@@ -138,6 +140,32 @@ ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
     return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: %s", what, reason);
 }
 
+ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg)
+{
+    if (st == DDL_ERR_PEER_FAILED)
+        return ddl_comm_abandoned(c, what);
+    if (st != DDL_ERR_TIMED_OUT)
+        return st;
+    char own[512];
+    if (!msg) {
+        snprintf(own, sizeof(own), "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
+        msg = own;
+    }
+    return explain_timeout(c, st, msg);
+}
+
+ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
+                           void (*waiting_for)(void *arg, char *buf, size_t len))
+{
+    ddl_status_t st = ddl_poll(step, arg, c->set.timeout, &c->node.ctrl->abort_rank);
+    if (st != DDL_ERR_TIMED_OUT || !waiting_for)
+        return ddl_comm_wait_ended(c, st, what, NULL);
+    char msg[512], whom[400] = "";
+    waiting_for(arg, whom, sizeof(whom));
+    snprintf(msg, sizeof(msg), "%s timed out after %.1f s (DDL_TIMEOUT)%s", what, c->set.timeout, whom);
+    return ddl_comm_wait_ended(c, st, what, msg);
+}
+
 ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
                                    int node_agreed)
 {
@@ -150,14 +178,9 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
                                             c->set.timeout, &c->node.ctrl->abort_rank);
     if (st == DDL_OK)
         return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, "ddl_allreduce: the owners' exchange of signatures");
-    if (st == DDL_ERR_TIMED_OUT) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "%s", ddl_last_error());
-        return ddl_comm_explain_timeout(c, st, msg);
-    }
-    return st;
+    char msg[512]; /* the exchange's own words on whom it waited for */
+    snprintf(msg, sizeof(msg), "%s", ddl_last_error());
+    return ddl_comm_wait_ended(c, st, "ddl_allreduce: the owners' exchange of signatures", msg);
 }
 
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call)

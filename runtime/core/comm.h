@@ -4,28 +4,30 @@
 #define DDL_COMM_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "call.h"
 #include "ddl.h"
-#include "engine.h"
-#include "explore.h"
+#include "ddl_limits.h"
+#include "grid.h"
 #include "heap.h"
 #include "node.h"
-#include "online.h"
 #include "params.h"
-#include "steps.h"
-#include "pipeline.h"
-#include "ddl_limits.h"
 
-#define DDL_NSCHED DDL_PIPELINE_MAX_DEPTH /* the most chunks in flight between nodes (DDL_INFLIGHT) */
+#define DDL_NSCHED DDL_INFLIGHT_MAX /* the most chunks in flight between nodes (DDL_INFLIGHT) */
+
+/* Each layer's long-lived state, opaque here: the layer's own header has it. */
+struct ddl_engine;  /* engine/engine.h: posted requests and the progress thread */
+struct ddl_explore; /* select/explore.h: DDL_EXPLORE's measurements */
+struct ddl_online;  /* select/online.h: online selection's size classes */
+struct ddl_sched;   /* algo/steps.h: one lane schedule (a pipeline slot's step list in flight) */
+struct ddl_step;    /* algo/steps.h: one step of a schedule */
 
 /* A lane call's phases, in order; the last three are parts of DDL_PH_NODES
  * (the chunk pipeline between nodes).  Names: ddl_phase_names (allreduce_lane.c). */
 enum { DDL_PH_COPY_IN, DDL_PH_BARRIER_IN, DDL_PH_SIGNATURES, DDL_PH_NODES, DDL_PH_BARRIER_OUT, DDL_PH_COPY_OUT,
        DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_COUNT };
-_Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES && DDL_PH_COUNT == DDL_PH_WRITE_BACK + 1,
-               "the pipeline's stages are the last phases, in its order");
 extern const char *const ddl_phase_names[DDL_PH_COUNT];
 
 typedef struct {
@@ -59,14 +61,14 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
-    ddl_explore_t explore;       /* DDL_EXPLORE: what the first calls measured */
-    ddl_online_t online;         /* DDL_SELECT=online: what each size class measured and chose */
+    struct ddl_explore *explore; /* DDL_EXPLORE: what the first calls measured */
+    struct ddl_online *online;   /* DDL_SELECT=online: what each size class measured and chose */
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     double phase_seconds[DDL_PH_COUNT]; /* lane-path calls, phase by phase (ddl_comm_phases) */
     unsigned long long lane_calls;
-    ddl_sched_t sched[DDL_NSCHED];
+    struct ddl_sched *sched;     /* [DDL_NSCHED] between nodes; NULL on one node */
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
     void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */
@@ -77,7 +79,8 @@ struct ddl_comm {
     uint32_t seq;                /* calls so far, count 0 included: the signature's call number */
     bool broken;                 /* a collective failed: later calls fail at once */
     char broken_why[256];        /* the message of the failure that broke it */
-    ddl_engine_t engine;         /* posted requests and the progress thread (engine.c) */
+    struct ddl_engine *engine;   /* posted requests and the progress thread (engine.c); kept after
+                                    destruction, with this struct */
     unsigned logged_algos;       /* algorithms a fixed rule chose, already announced at INFO */
     unsigned long long model_logged; /* chunk sizes (log2) whose model choice was announced */
 };
@@ -98,15 +101,23 @@ void ddl_comm_bury(ddl_comm_t *comm);
 int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop);
 ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, const void *sendbuf, void *recvbuf, size_t count,
                                       ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *comm);
-/* The lane allreduce of call (its buffers are used on owners only; serve-mode
- * helpers pass a call with the owner's count, type and op). */
+/* The lane allreduce of call, planned (call->plan: engine/route.c's
+ * ddl_route_lane) on owners and collective helpers; serve-mode helpers pass a
+ * call with the owner's count, type and op and take its plan from its request.
+ * Its buffers are used on owners only. */
 ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multiring);
+/* The device allreduce of the lane algorithm (algo/allreduce_gpu.c, built with
+ * CUDA), from the point where every owner has posted its request and the node
+ * has met: all of the node's owners posted device buffers.  own_send/own_recv:
+ * the owner's own pointers (NULL on helpers). */
+ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count,
+                               ddl_dtype_t dtype, ddl_redop_t op);
 /* The chunk a lane call of `bytes` uses before online selection scales it: the
  * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
 /* The step list between the nodes for a chunk of n elements of a call with
  * plan (algo/lane_steps.c): *nsteps entries of steps. */
-ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n, size_t esize, ddl_step_t *steps,
+ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n, size_t esize, struct ddl_step *steps,
                             int *nsteps);
 /* The smallest messages (allreduce_inline.c): does this call's data travel
  * with its signature, through the control block on one node or in the
@@ -141,9 +152,18 @@ size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 /* A wait of this rank ended because a rank of its node failed: DDL_ERR_PEER_FAILED,
  * "<what> abandoned: <that rank's reason>". */
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);
-/* A wait of this rank timed out with message msg: wait briefly for a lane
- * peer's word on why it failed first, and report both (status st). */
-ddl_status_t ddl_comm_explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg);
+/* A wait of this rank (for `what`) ended with st: a failed rank of its node
+ * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>"; a
+ * timeout becomes msg (NULL: "<what> timed out after T s (DDL_TIMEOUT)"),
+ * with a lane peer's word on why it failed first when one comes within a
+ * short grace; any other status is returned as it is. */
+ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg);
+/* The one wait of the runtime's layers: until step(arg) says done (ddl_poll,
+ * with DDL_TIMEOUT and the node's abort word), its end through
+ * ddl_comm_wait_ended; after a timeout waiting_for (NULL: none) writes whom
+ * the wait was for, as "; ..." or ": ...", into the message. */
+ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
+                           void (*waiting_for)(void *arg, char *buf, size_t len));
 /* Mark the communicator broken, tell the node's ranks to stop waiting and
  * the lane's ranks on other nodes why. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);

@@ -14,4 +14,8 @@
 #define DDL_OPTIONS_MAX 4096   /* PowerAI DDL option strings */
 #define DDL_TUNING_FILE_MAX (64 * 1024) /* bytes of a tuning file */
 
+/* The most chunks in flight between nodes (DDL_INFLIGHT): the lanes'
+ * schedules and scratch buffers, one per pipeline slot. */
+#define DDL_INFLIGHT_MAX 4
+
 #endif

@@ -25,4 +25,11 @@ int ddl_grid_coord(const ddl_grid_t *g, int node, int d);
 /* The node with `node`'s coordinates but `value` along dimension d. */
 int ddl_grid_peer(const ddl_grid_t *g, int node, int d, int value);
 
+/* Bytes sent and time spent per dimension, summed over calls (the lanes'
+ * schedules count them; ddl_comm_dims reports them). */
+typedef struct {
+    unsigned long long bytes_sent;
+    double seconds;
+} ddl_dim_count_t;
+
 #endif

@@ -266,7 +266,7 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     if (algo == DDL_ALGO_MPI)
         st = mpi_path(call, c);
     else
-        st = ddl_allreduce_lane(c, call, algo == DDL_ALGO_MULTIRING);
+        st = ddl_route_lane(c, call, algo == DDL_ALGO_MULTIRING);
     if (counted && c->info.role == DDL_ROLE_OWNER)
         ddl_node_ring_outcome(&c->node, st);
     return ddl_select_record(c, call, bytes, timed ? ddl_now() - start : -1, st);

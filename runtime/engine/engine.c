@@ -20,15 +20,18 @@
 #include "log.h"
 #include "trace.h"
 
-void ddl_engine_init(ddl_engine_t *e)
+ddl_engine_t *ddl_engine_create(void)
 {
-    memset(e, 0, sizeof(*e));
+    ddl_engine_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->posted, NULL);
     pthread_cond_init(&e->completed, NULL);
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     e->threaded = level == MPI_THREAD_MULTIPLE;
+    return e;
 }
 
 /* The runner is free again: wake the progress thread (the next request) and
@@ -143,7 +146,7 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
     r->call = *call;
     r->comm = c;
     r->posted_at = ddl_now();
-    ddl_engine_t *e = &c->engine;
+    ddl_engine_t *e = c->engine;
     pthread_mutex_lock(&e->lock);
     if (e->tail)
         e->tail->next = r;
@@ -183,7 +186,7 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
     ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
     if (st != DDL_OK)
         return st;
-    ddl_engine_t *e = &c->engine;
+    ddl_engine_t *e = c->engine;
     pthread_mutex_lock(&e->lock);
     if (!e->head && !e->busy) { /* nothing ahead of it: run here, no hand-off */
         e->busy = 1;
@@ -215,7 +218,7 @@ ddl_status_t ddl_test(ddl_request_t *r, int *done)
 {
     if (!r || !done)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_test: %s is NULL", r ? "done" : "req");
-    ddl_engine_t *e = &r->comm->engine;
+    ddl_engine_t *e = r->comm->engine;
     pthread_mutex_lock(&e->lock);
     if (!e->threaded) /* nothing else moves it */
         wait_locked(e, r);
@@ -228,7 +231,7 @@ ddl_status_t ddl_wait(ddl_request_t *r)
 {
     if (!r)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_wait: req is NULL");
-    ddl_engine_t *e = &r->comm->engine;
+    ddl_engine_t *e = r->comm->engine;
     pthread_mutex_lock(&e->lock);
     wait_locked(e, r);
     pthread_mutex_unlock(&e->lock);
@@ -246,7 +249,7 @@ ddl_status_t ddl_wait_stream(ddl_request_t *r, void *stream)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_wait_stream: req is NULL");
     /* Without a progress thread the request moves only inside ddl_test and
      * ddl_wait: a stream waiting for it could wait for this very thread. */
-    if (!r->comm->engine.threaded)
+    if (!r->comm->engine->threaded)
         return ddl_error(DDL_ERR_NOT_SUPPORTED, "ddl_wait_stream needs the progress thread, which needs MPI "
                          "initialised with MPI_THREAD_MULTIPLE; use ddl_wait");
     return ddl_gpu_stream_wait_host(stream, request_done, r, r->comm->set.timeout);
@@ -257,7 +260,7 @@ ddl_status_t ddl_request_free(ddl_request_t *r)
     if (!r)
         return DDL_OK;
     /* A destroyed communicator keeps its struct (and so the lock): see comm.c. */
-    ddl_engine_t *e = &r->comm->engine;
+    ddl_engine_t *e = r->comm->engine;
     pthread_mutex_lock(&e->lock);
     int done = atomic_load(&r->state) == DDL_REQ_DONE;
     if (!done)

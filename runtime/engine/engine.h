@@ -27,7 +27,7 @@ struct ddl_request {
     char error[512];           /* the runner's ddl_last_error for a failed request */
 };
 
-typedef struct {
+typedef struct ddl_engine {
     pthread_mutex_t lock;
     pthread_cond_t posted;    /* a request was queued, or the runner became free */
     pthread_cond_t completed; /* a request completed */
@@ -39,8 +39,10 @@ typedef struct {
 } ddl_engine_t;
 
 /* At communicator creation: threaded when MPI gives MPI_THREAD_MULTIPLE (the
- * thread starts with the first nonblocking request). */
-void ddl_engine_init(ddl_engine_t *e);
+ * thread starts with the first nonblocking request).  NULL when out of
+ * memory.  It outlives the communicator's destruction, as the communicator's
+ * struct does (comm.h): a request may be freed after it. */
+ddl_engine_t *ddl_engine_create(void);
 /* At destruction: wait for every outstanding request, stop the thread. */
 void ddl_engine_drain(ddl_engine_t *e);
 

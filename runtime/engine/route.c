@@ -14,6 +14,8 @@
 #include "agree.h"
 #include "algo.h"
 #include "comm.h"
+#include "explore.h"
+#include "online.h"
 #include "log.h"
 #include "route.h"
 
@@ -72,7 +74,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .exchange_max = DDL_SIG_EXCHANGE_BYTES,
         .mpi_first = c->helper_mode == DDL_HELPERS_SERVE || c->info.lanes == 1,
     };
-    ddl_online_init(&c->online, &job);
+    ddl_online_init(c->online, &job);
     /* Serve-mode helpers never see the MPI path's calls: the owners agree alone. */
     c->select_comm = c->helper_mode == DDL_HELPERS_SERVE ? c->owners : c->world;
     return check_save_path(c);
@@ -139,13 +141,13 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
      * others start later with other sizes, and all must list the same
      * candidates. */
     int chunked = 0;
-    if (ddl_online_starts(&c->online, bytes)) {
+    if (ddl_online_starts(c->online, bytes)) {
         int cls = ddl_online_class_of(bytes);
         size_t top = cls == DDL_ONLINE_CLASSES - 1 ? bytes : ((size_t)2 << cls) - 1;
-        size_t chunk = ddl_lane_chunk(c, top, c->online.job.path == DDL_ALGO_MULTIRING);
+        size_t chunk = ddl_lane_chunk(c, top, c->online->job.path == DDL_ALGO_MULTIRING);
         chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
     }
-    call->cand = ddl_online_next(&c->online, bytes, chunked);
+    call->cand = ddl_online_next(c->online, bytes, chunked);
     call->exchange = call->cand->exchange;
     return (ddl_algo_id_t)call->cand->algo;
 }
@@ -164,7 +166,7 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
         ddl_candidate_describe(&as, band ? band->chunk : 0, buf, len);
         return 1;
     }
-    const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(bytes)];
+    const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(bytes)];
     if (k->state != DDL_CLASS_DECIDED) {
         snprintf(buf, len, "exploring");
         return 0;
@@ -175,7 +177,7 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
 
 int ddl_select_wants_time(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    return call->cand && ddl_online_wants_time(&c->online, bytes);
+    return call->cand && ddl_online_wants_time(c->online, bytes);
 }
 
 static void class_range(int cls, char *buf, size_t len)
@@ -188,7 +190,7 @@ static void class_range(int cls, char *buf, size_t len)
 
 static void log_decision(const ddl_comm_t *c, int cls)
 {
-    const ddl_online_class_t *k = &c->online.cls[cls];
+    const ddl_online_class_t *k = &c->online->cls[cls];
     char range[64], chosen[64], timed[512];
     class_range(cls, range, sizeof(range));
     ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
@@ -215,7 +217,7 @@ static void save(const ddl_comm_t *c)
     for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
         if (m->measured[d])
             ddl_tuning_write_link(f, d, &m->link[d]);
-    ddl_online_write(&c->online, f);
+    ddl_online_write(c->online, f);
     if (fclose(f) != 0 || rename(tmp, c->save_path) != 0) {
         DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "DDL_TUNING_SAVE: cannot write %s: %s", c->save_path, strerror(errno));
         unlink(tmp);
@@ -230,7 +232,7 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
         return st;
     int nodes = c->info.nnodes > 1 && call->cand->algo != DDL_ALGO_MPI;
     double v[DDL_ONLINE_MAX_CANDIDATES];
-    int n = ddl_online_observe(&c->online, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0, v);
+    int n = ddl_online_observe(c->online, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0, v);
     if (n == 0)
         return DDL_OK;
     /* Only the owners' times count: a lane call ends for its owner at the
@@ -243,8 +245,8 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
     if ((st = ddl_agree_max(c, c->select_comm, v, n)) != DDL_OK)
         return ddl_comm_fail(c, ddl_fail(st, "online selection: %s", ddl_last_error()));
     int cls = ddl_online_class_of(bytes);
-    double before = c->online.cls[cls].reference;
-    ddl_online_outcome_t out = ddl_online_settle(&c->online, bytes, v);
+    double before = c->online->cls[cls].reference;
+    ddl_online_outcome_t out = ddl_online_settle(c->online, bytes, v);
     if (c->info.rank != 0)
         return DDL_OK;
     if (out == DDL_ONLINE_DECIDED) {
@@ -254,10 +256,62 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
     } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {
         char range[64], chosen[64];
         class_range(cls, range, sizeof(range));
-        ddl_online_describe(&c->online.cls[cls], c->online.cls[cls].chosen, chosen, sizeof(chosen));
+        ddl_online_describe(&c->online->cls[cls], c->online->cls[cls].chosen, chosen, sizeof(chosen));
         DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s now takes %.1f us against %.1f us when chosen "
                  "(DDL_SELECT_DRIFT=%d%%): %s", range, chosen, v[0] * 1e6, before * 1e6, c->set.select_drift,
                  out == DDL_ONLINE_DRIFTED ? "timing the candidates again" : "kept, with the new time as its reference");
     }
     return DDL_OK;
+}
+
+/* Online selection's chunk candidates: half or twice the chunk, in whole 4 KiB
+ * pages and within the scratch buffers. */
+static size_t scale_chunk(const ddl_comm_t *c, size_t chunk, int shift)
+{
+    if (shift < 0)
+        chunk = chunk / 2 / 4096 * 4096;
+    else if (shift > 0)
+        chunk *= 2;
+    return chunk < 4096 ? 4096 : chunk > c->scratch_bytes ? c->scratch_bytes : chunk;
+}
+
+/* This call's algorithms and chunk: a tuning band for its size first, then
+ * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; online selection's
+ * candidate (call->cand) replaces the lane algorithm and scales the chunk;
+ * DDL_EXPLORE may override the per-dimension choice while it measures, and
+ * after. */
+static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiring)
+{
+    const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
+    const ddl_candidate_t *cand = call->cand;
+    ddl_call_plan_t *p = &call->plan;
+    memset(p, 0, sizeof(*p));
+    p->multiring = multiring;
+    p->explore = -1;
+    p->lane_algo = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
+    p->chunk = ddl_lane_chunk(c, bytes, multiring);
+    if (cand && cand->lane_algo)
+        p->lane_algo = cand->lane_algo;
+    if (cand && cand->chunk_shift)
+        p->chunk = scale_chunk(c, p->chunk, cand->chunk_shift);
+    if (multiring && band && band->ndims) {
+        p->dims_fixed = 1;
+        for (int d = 1; d <= band->ndims && d < DDL_GRID_MAX_DIMS; d++)
+            p->dim_algo[d] = band->dim_algo[d];
+    }
+    size_t per_rank = bytes / (size_t)c->info.local_size;
+    if (c->set.explore && !p->dims_fixed && (multiring || p->lane_algo == DDL_INTER_AUTO) && c->info.nnodes > 1)
+        ddl_explore_plan(c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
+}
+
+ddl_status_t ddl_route_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
+{
+    /* Serve-mode helpers take their owner's plan from its request (ddl_allreduce_lane). */
+    if (c->info.role == DDL_ROLE_OWNER || c->helper_mode == DDL_HELPERS_COLLECTIVE)
+        plan_call(c, call, (size_t)call->count * ddl_dtype_size(call->dtype), multiring);
+    ddl_explore_begin(c); /* a few counters: cheaper than knowing whether this call explores */
+    ddl_status_t st = ddl_allreduce_lane(c, call, multiring);
+    if (st == DDL_OK && call->plan.explore >= 0 && (st = ddl_explore_record(c, &call->plan)) != DDL_OK)
+        st = ddl_comm_fail(c, st);
+    return st;
 }

@@ -4,6 +4,7 @@
 
 #include "comm.h"
 #include "log.h"
+#include "route.h"
 
 ddl_status_t ddl_serve(ddl_comm_t *c)
 {
@@ -30,7 +31,7 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
                   ddl_dtype_name((ddl_dtype_t)sig->dtype), ddl_redop_name((ddl_redop_t)sig->op));
         ddl_call_t call = {.count = sig->count, .dtype = (ddl_dtype_t)sig->dtype, .op = (ddl_redop_t)sig->op,
                            .mem = DDL_MEM_HOST};
-        st = ddl_allreduce_lane(c, &call, 0); /* its plan is the owner's */
+        st = ddl_route_lane(c, &call, 0); /* its plan is the owner's */
         /* A mismatch or an owner's bad buffers fail that call only: serve on. */
         if (st != DDL_OK && c->broken)
             return st;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU side of the runtime, behind one interface that exists in every build:
- * gpu_cuda.c, allreduce_gpu.c, gpu_nccl.c and gpu_kernels.cu when CUDA was found
+ * gpu_cuda.c, gpu_nccl.c and gpu_kernels.cu when CUDA was found
  * at configure time, gpu_none.c otherwise (every buffer is host memory).
  *
  * Device buffers take the lane algorithm's shape: each rank of a node reduces
@@ -14,7 +14,6 @@
 
 #include <stddef.h>
 
-#include "call.h"
 #include "ddl.h"
 #include "ipc_cache.h"
 
@@ -69,11 +68,5 @@ ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void
 ddl_status_t ddl_gpu_comm_setup(struct ddl_comm *c);
 /* Close IPC mappings, free device memory, destroy NCCL communicators. */
 void ddl_gpu_comm_release(struct ddl_comm *c);
-
-/* The device allreduce of the lane algorithm, from the point where every owner
- * has posted its request and the node has met: all of the node's owners posted
- * device buffers.  own_send/own_recv: the owner's own pointers (NULL on helpers). */
-ddl_status_t ddl_allreduce_gpu(struct ddl_comm *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count,
-                               ddl_dtype_t dtype, ddl_redop_t op);
 
 #endif

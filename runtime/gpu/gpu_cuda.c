@@ -342,6 +342,7 @@ ddl_status_t ddl_gpu_state(ddl_comm_t *c, const char *pci_bus_id, struct ddl_gpu
 }
 
 struct stream_arg {
+    const ddl_comm_t *c;
     struct ddl_gpu *g;
     cudaError_t rc;
     ddl_status_t nccl;
@@ -362,25 +363,28 @@ static int stream_done(void *arg)
     return 0;
 }
 
+/* After a timeout with NCCL, which cannot say which peer it waits for: the
+ * lane's other ranks. */
+static void nccl_waiting_for(void *arg, char *buf, size_t len)
+{
+    const ddl_comm_t *c = ((const struct stream_arg *)arg)->c;
+    int o = snprintf(buf, len, "; NCCL was waiting for this lane's other ranks: ");
+    for (int n = 0, first = 1; n < c->info.nnodes && o >= 0 && (size_t)o + 48 < len; n++) {
+        int r = c->world_of_lane[n];
+        if (r != c->info.rank) {
+            o += snprintf(buf + o, len - (size_t)o, "%s%d on %s", first ? "" : ", ", r, c->hosts[r]);
+            first = 0;
+        }
+    }
+}
+
 ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what)
 {
-    struct stream_arg a = {c->gpu, cudaSuccess, DDL_OK, 0};
-    ddl_status_t st = ddl_poll(stream_done, &a, c->set.timeout, &c->node.ctrl->abort_rank);
-    if (st == DDL_OK || a.nccl != DDL_OK)
-        return st; /* NCCL's message is the last error */
-    if (st == DDL_ERR_DEVICE)
+    struct stream_arg a = {c, c->gpu, cudaSuccess, DDL_OK, 0};
+    ddl_status_t st = ddl_comm_wait(c, stream_done, &a, what, c->gpu->nccl ? nccl_waiting_for : NULL);
+    if (st == DDL_ERR_DEVICE && a.nccl == DDL_OK) /* NCCL's own failure keeps its message */
         return ddl_cuda_error(a.rc, what);
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, what);
-    /* NCCL cannot say which peer it waits for: name the lane's other ranks. */
-    char peers[256] = "";
-    for (int n = 0, o = 0; c->gpu->nccl && n < c->info.nnodes && o + 48 < (int)sizeof(peers); n++) {
-        int r = c->world_of_lane[n];
-        if (r != c->info.rank)
-            o += snprintf(peers + o, sizeof(peers) - (size_t)o, "%s%d on %s", o ? ", " : "", r, c->hosts[r]);
-    }
-    return ddl_error(st, "%s timed out after %.1f s (DDL_TIMEOUT)%s%s", what, c->set.timeout,
-                     peers[0] ? "; NCCL was waiting for this lane's other ranks: " : "", peers);
+    return st;
 }
 
 void ddl_gpu_comm_release(ddl_comm_t *c)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Per-communicator CUDA state, shared by gpu_cuda.c and allreduce_gpu.c. */
+/* Per-communicator CUDA state, shared by gpu_cuda.c, algo/allreduce_gpu.c and
+ * transport/transport_gpu.c. */
 #ifndef DDL_GPU_CUDA_H
 #define DDL_GPU_CUDA_H
 

@@ -89,13 +89,6 @@ void ddl_gpu_comm_release(ddl_comm_t *c)
     (void)c;
 }
 
-ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count, ddl_dtype_t dtype,
-                               ddl_redop_t op)
-{
-    (void)c, (void)call, (void)own_send, (void)own_recv, (void)count, (void)dtype, (void)op;
-    return ddl_error(DDL_ERR_INVALID_ARG, "device buffers need libddl built with CUDA");
-}
-
 ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p)
 {
     (void)device, (void)bytes;

@@ -14,8 +14,12 @@
 #include "algo.h"
 #include "bootstrap.h"
 #include "comm.h"
+#include "engine.h"
+#include "explore.h"
 #include "gpu.h"
+#include "inter.h"
 #include "lanemap.h"
+#include "online.h"
 #include "log.h"
 #include "route.h"
 #include "trace.h"
@@ -74,10 +78,14 @@ static void release(ddl_comm_t *c)
     free(c->bounce);
     free(c->sig_scratch);
     for (int i = 0; i < DDL_NSCHED; i++) {
-        ddl_sched_fini(&c->sched[i]);
+        if (c->sched)
+            ddl_sched_fini(&c->sched[i]);
         free(c->scratch[i]);
         free(c->tmp[i]);
     }
+    free(c->sched);
+    free(c->explore);
+    free(c->online);
     ddl_heap_fini(&c->heap);
     for (size_t i = 0; i < c->npriv; i++)
         free(c->priv[i].ptr);
@@ -363,14 +371,10 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
 {
     if (c->info.nnodes == 1)
         return DDL_OK;
-    int max_steps = ddl_ring_max_steps(c->info.nnodes);
-    if (c->set.grid.ndims && ddl_multiring_max_steps(&c->set.grid) > max_steps)
-        max_steps = ddl_multiring_max_steps(&c->set.grid);
-    if (ddl_rd_max_steps(c->info.nnodes) > max_steps)
-        max_steps = ddl_rd_max_steps(c->info.nnodes);
-    if (ddl_rab_max_steps(c->info.nnodes) > max_steps)
-        max_steps = ddl_rab_max_steps(c->info.nnodes);
+    int max_steps = ddl_inter_max_steps(c->info.nnodes, &c->set.grid);
     c->scratch_bytes = c->set.chunk_size ? c->set.chunk_size : DDL_CHUNK_MAX;
+    if (!(c->sched = calloc(DDL_NSCHED, sizeof(*c->sched))))
+        return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the lanes' schedules");
     for (int i = 0; i < DDL_NSCHED; i++) {
         c->scratch[i] = aligned_alloc(64, c->scratch_bytes);
         c->tmp[i] = aligned_alloc(64, c->scratch_bytes);
@@ -472,6 +476,11 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_create: cfg and out must not be NULL");
     *out = NULL;
     ddl_comm_t *c = calloc(1, sizeof(*c));
+    if (c && (!(c->explore = calloc(1, sizeof(*c->explore))) || !(c->online = calloc(1, sizeof(*c->online))))) {
+        free(c->explore);
+        free(c);
+        c = NULL;
+    }
     if (!c)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
     c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = MPI_COMM_NULL;
@@ -509,7 +518,10 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(agree(c, setup_lanes(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_gpu_comm_setup(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_select_init(c)), st, fail);
-    ddl_engine_init(&c->engine);
+    if (!(c->engine = ddl_engine_create())) {
+        st = ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the request engine");
+        goto fail;
+    }
     c->magic = DDL_COMM_LIVE;
     log_lane_map(c);
     log_tuning(c);
@@ -526,7 +538,7 @@ ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
 {
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_destroy: not a live communicator (destroyed already?)");
-    ddl_engine_drain(&c->engine); /* every posted request completes first */
+    ddl_engine_drain(c->engine); /* every posted request completes first */
     c->magic = DDL_COMM_DEAD;
     if (c->helper_mode == DDL_HELPERS_SERVE && c->info.role == DDL_ROLE_OWNER && !c->broken) {
         c->node.ctrl->slots[c->info.local_rank].req.shutdown = 1;

@@ -25,11 +25,10 @@ static int bucket_of(size_t bytes)
 /* Dimensions explored: the lane's ring (0) alone, or the grid's node dimensions. */
 static int first_dim(const ddl_grid_t *g) { return g ? 1 : 0; }
 static int end_dim(const ddl_grid_t *g) { return g ? g->ndims : 1; }
-static int candidates(const ddl_grid_t *g) { return g ? 2 : 3; }
+static int candidates(const ddl_grid_t *g) { return g ? 2 : DDL_INTER_ALGOS; }
 
 /* Candidate k as a plan entry: multiring dimensions take ddl_dim_algo_t, the
  * lane takes ddl_inter_algo_id_t. */
-_Static_assert(DDL_EXPLORE_CANDIDATES == DDL_INTER_ALGOS, "DDL_EXPLORE times every lane algorithm");
 #define lane_candidate(k) ((int)ddl_inter_algos[k].id)
 
 void ddl_explore_plan(ddl_explore_t *e, const ddl_grid_t *grid, size_t chunk_bytes, ddl_call_plan_t *plan)
@@ -57,23 +56,23 @@ void ddl_explore_plan(ddl_explore_t *e, const ddl_grid_t *grid, size_t chunk_byt
 void ddl_explore_begin(ddl_comm_t *c)
 {
     for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
-        c->explore.before[d] = c->counts[d].seconds;
+        c->explore->before[d] = c->counts[d].seconds;
 }
 
 ddl_status_t ddl_explore_record(ddl_comm_t *c, const ddl_call_plan_t *plan)
 {
     const ddl_grid_t *grid = plan->multiring ? &c->set.grid : NULL;
-    ddl_explore_bucket_t *b = &c->explore.b[plan->explore];
+    ddl_explore_bucket_t *b = &c->explore->b[plan->explore];
     /* The time in the explored dimension and every dimension outside it. */
     double slowest = 0;
     for (int d = b->dim; d < end_dim(grid); d++)
-        slowest += c->counts[d].seconds - c->explore.before[d];
+        slowest += c->counts[d].seconds - c->explore->before[d];
     ddl_status_t st = ddl_agree_max(c, c->world, &slowest, 1);
     if (st != DDL_OK)
         return ddl_fail(st, "DDL_EXPLORE: %s", ddl_last_error());
     /* Serve-mode helpers follow their owners' plans and keep no exploration
      * state: they only take part in the agreement. */
-    if (!c->explore.started[plan->explore])
+    if (!c->explore->started[plan->explore])
         return DDL_OK;
     b->t[b->trial] = slowest;
     if (++b->trial < candidates(grid))

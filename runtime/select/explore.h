@@ -13,12 +13,14 @@
 
 #include <stddef.h>
 
+#include "algo.h"
 #include "ddl.h"
 #include "grid.h"
 #include "node.h"
 
 #define DDL_EXPLORE_BUCKETS 64 /* by log2 of the chunk bytes */
-#define DDL_EXPLORE_CANDIDATES 3
+/* Each lane algorithm (inter_algos.def), or a grid dimension's ring and rd. */
+#define DDL_EXPLORE_CANDIDATES (DDL_INTER_ALGOS > 2 ? DDL_INTER_ALGOS : 2)
 
 typedef struct {
     int dim;        /* the dimension being explored; past the last: decided */
@@ -27,7 +29,7 @@ typedef struct {
     unsigned char algo[DDL_GRID_MAX_DIMS]; /* decided and trial choices */
 } ddl_explore_bucket_t;
 
-typedef struct {
+typedef struct ddl_explore {
     ddl_explore_bucket_t b[DDL_EXPLORE_BUCKETS];
     int started[DDL_EXPLORE_BUCKETS];
     double before[DDL_GRID_MAX_DIMS]; /* the per-dimension seconds when the call started */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "inter.h"
 #include "online.h"
 #include "tuning.h"
 
@@ -48,7 +49,8 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
 
 /* The candidates, always in this order (the agreement compares them by index):
  * the lanes with the model's choices (with a grid: the multiring, then each
- * lane algorithm when they are candidates too); the system MPI (and, for
+ * lane algorithm when they are candidates too: each row of inter_algos.def
+ * that is one on this many nodes); the system MPI (and, for
  * messages it could carry, the owners' exchange with the data); half and
  * twice the chunk. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
@@ -60,10 +62,9 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
     if (job->lane_algos && several) {
         if (job->path == DDL_ALGO_MULTIRING)
             add(k, DDL_ALGO_MULTIRING, 0, 0);
-        add(k, DDL_ALGO_LANE, DDL_INTER_RING, 0);
-        add(k, DDL_ALGO_LANE, DDL_INTER_RD, 0);
-        if (job->nnodes > 2) /* on two nodes Rabenseifner's steps are the ring's */
-            add(k, DDL_ALGO_LANE, DDL_INTER_RAB, 0);
+        for (int i = 0; i < DDL_INTER_ALGOS; i++)
+            if (ddl_inter_algo_candidate(&ddl_inter_algos[i], job->nnodes))
+                add(k, DDL_ALGO_LANE, ddl_inter_algos[i].id, 0);
     } else {
         add(k, job->path, 0, 0);
     }

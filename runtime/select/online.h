@@ -20,8 +20,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "algo.h"
+
 #define DDL_ONLINE_CLASSES 64
-#define DDL_ONLINE_MAX_CANDIDATES 8
+/* The multiring, each lane algorithm, the MPI path and its exchange, half
+ * and twice the chunk. */
+#define DDL_ONLINE_MAX_CANDIDATES (DDL_INTER_ALGOS + 5)
 #define DDL_ONLINE_RECENT 8            /* a decided class's last times, for the drift check */
 #define DDL_ONLINE_CHECK_SECONDS 0.05  /* a decided class is checked after about this much of its calls */
 #define DDL_ONLINE_MIN_WINDOW 16       /* ... and after no fewer calls than this */
@@ -72,7 +76,7 @@ typedef struct {
     int explorations;                        /* times this class was explored */
 } ddl_online_class_t;
 
-typedef struct {
+typedef struct ddl_online {
     ddl_online_job_t job;
     ddl_online_class_t cls[DDL_ONLINE_CLASSES];
 } ddl_online_t;

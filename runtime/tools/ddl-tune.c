@@ -22,6 +22,7 @@
 #include "bench_stats.h"
 #include "comm.h"
 #include "grid.h"
+#include "online.h"
 #include "parse.h"
 #include "reduce.h"
 #include "tool.h"
@@ -150,7 +151,7 @@ static long tune_size(ddl_comm_t *c, float *buf, size_t bytes)
         MPI_Comm_rank(c->owners, &me);
         MPI_Comm_size(c->owners, &owners);
     }
-    const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(bytes)];
+    const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(bytes)];
     size_t count = bytes / sizeof(float);
     long calls = 0;
     do {
@@ -270,7 +271,7 @@ int main(int argc, char **argv)
     MPI_Bcast(&m->gamma, 1, MPI_DOUBLE, 0, c->select_comm);
     for (int d = 0; d < ndims; d++)
         m->measured[d] = links;
-    c->online.job.rounds = (int)rounds;
+    c->online->job.rounds = (int)rounds;
     size_t sizes[MAX_SIZES];
     int nsizes = 0;
     for (size_t s = min; s <= max && nsizes < MAX_SIZES; s *= (size_t)factor)
@@ -283,7 +284,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsizes; i++) {
         long calls = tune_size(c, buf, sizes[i]);
         double now = MPI_Wtime();
-        const ddl_online_class_t *k = &c->online.cls[ddl_online_class_of(sizes[i])];
+        const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(sizes[i])];
         if (calls && k->ncand > 1)
             ddl_online_timings(k, timed[ddl_online_class_of(sizes[i])], sizeof(timed[0]));
         if (talk) {
@@ -300,7 +301,7 @@ int main(int argc, char **argv)
     /* With a step factor above 2 the sizes between two measured ones take the
      * lower one's choice: a band runs from each measured size to the next. */
     static ddl_online_t chosen;
-    chosen = c->online;
+    chosen = *c->online;
     for (int i = 0; i + 1 < nsizes; i++) {
         int from = ddl_online_class_of(sizes[i]), to = ddl_online_class_of(sizes[i + 1]);
         for (int j = from + 1; j < to && chosen.cls[from].state == DDL_CLASS_DECIDED; j++)

@@ -8,6 +8,7 @@
 #include "comm.h"
 #include "log.h"
 #include "reduce.h"
+#include "steps.h"
 #include "transport.h"
 
 static ddl_status_t host_start(ddl_comm_t *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
@@ -41,23 +42,23 @@ static int progress_chunks(void *arg)
     return rc;
 }
 
+/* After a timeout: the lane peer that schedule i still waits for. */
+static void waiting_for_peer(void *arg, char *buf, size_t len)
+{
+    const struct chunk_arg *a = arg;
+    const ddl_comm_t *c = a->c;
+    int peer = ddl_sched_waiting_for(&c->sched[a->i]);
+    int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
+    snprintf(buf, len, ": waiting for rank %d on %s (node %d, lane of local rank %d)", wr, wr >= 0 ? c->hosts[wr] : "?",
+             peer, c->info.local_rank);
+}
+
 static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_dtype_t dtype)
 {
     (void)buf, (void)n, (void)dtype;
     struct chunk_arg a = {c, i};
-    ddl_status_t st = ddl_poll(progress_chunks, &a, c->set.timeout, &c->node.ctrl->abort_rank);
-    if (st == DDL_ERR_TIMED_OUT) {
-        int peer = ddl_sched_waiting_for(&c->sched[i]);
-        int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
-        char msg[512];
-        snprintf(msg, sizeof(msg), "lane transfer timed out after %.1f s (DDL_TIMEOUT): waiting for rank %d on %s "
-                 "(node %d, lane of local rank %d)", c->set.timeout, wr, wr >= 0 ? c->hosts[wr] : "?", peer,
-                 c->info.local_rank);
-        return ddl_comm_explain_timeout(c, st, msg);
-    }
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, "lane transfer");
-    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane transfer failed in MPI");
+    ddl_status_t st = ddl_comm_wait(c, progress_chunks, &a, "lane transfer", waiting_for_peer);
+    return st == DDL_ERR_MPI ? ddl_error(st, "lane transfer failed in MPI") : st;
 }
 
 static int host_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)

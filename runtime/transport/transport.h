@@ -12,7 +12,7 @@
  *   cuda-mpi    device memory, MPI_Iallreduce of a CUDA-aware MPI
  *   staged      device memory through pinned host memory and host-mpi
  *
- * The device rows exist in a build with CUDA (gpu/transport_gpu.c). */
+ * The device rows exist in a build with CUDA (transport_gpu.c). */
 #ifndef DDL_TRANSPORT_H
 #define DDL_TRANSPORT_H
 

@@ -90,7 +90,11 @@ before=$(shm_segments)
 if [ "${DDL_TEST_DEVICE:-0}" = 1 ]; then
     # Device buffers (tests/gpu/run-gpu.sh): the same stall and death while
     # the device path's transport (NCCL where it loads) carries the lanes.
-    run_case STOP 3 "timed out.*other ranks: 3 on"
+    # Stopped inside a transfer, its lane peer's NCCL wait names it ("other
+    # ranks: 3 on"); stopped between calls (the stop's moment is not chosen),
+    # its node's owner names it ("local ranks 1 (rank 3)"): either way a
+    # survivor names the stalled rank.
+    run_case STOP 3 "timed out.*\(other ranks: 3 on\|(rank 3)\)"
     run_case KILL 1 "" 4
 else
     # A stalled helper: its lane peer times out naming it, the node's ranks stop.

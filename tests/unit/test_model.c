@@ -10,6 +10,7 @@
 
 #include "algo.h"
 #include "grid.h"
+#include "inter.h"
 #include "model.h"
 
 START_TEST(test_formulas)

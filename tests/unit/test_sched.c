@@ -14,6 +14,7 @@
 #include "grid.h"
 #include "model.h"
 #include "reduce.h"
+#include "inter.h"
 #include "steps.h"
 
 #define MAXP 12

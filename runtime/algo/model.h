@@ -47,9 +47,8 @@ typedef enum { DDL_DIM_RING = 0, DDL_DIM_RD = 1 } ddl_dim_algo_t;
 
 void ddl_model_defaults(ddl_model_t *m);
 
-double ddl_model_ring(const ddl_model_t *m, int dim, int p, double bytes);
-double ddl_model_rd(const ddl_model_t *m, int dim, int p, double bytes);
-double ddl_model_rab(const ddl_model_t *m, int dim, int p, double bytes);
+/* Each lane algorithm's cost (ddl_model_ring, _rd, _rab) is declared with its
+ * row (inter.h). */
 
 /* The cheapest lane algorithm (DDL_INTER_RING, _RD or _RAB) for a chunk of
  * `bytes` over p nodes; *cost gets its modelled seconds when not NULL. */

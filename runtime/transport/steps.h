@@ -21,7 +21,7 @@ typedef enum {
 } ddl_combine_t;
 
 /* Offsets and lengths in elements of the chunk; a peer of -1 means no transfer. */
-typedef struct {
+typedef struct ddl_step {
     int send_peer;
     size_t send_off, send_n;
     int recv_peer;
@@ -29,12 +29,6 @@ typedef struct {
     ddl_combine_t combine; /* NONE: receive into buf; else into tmp, then combine */
     int dim;               /* grid dimension it travels along (0: all nodes, one lane ring) */
 } ddl_step_t;
-
-/* Bytes sent and time spent per dimension, summed over calls. */
-typedef struct {
-    unsigned long long bytes_sent;
-    double seconds;
-} ddl_dim_count_t;
 
 /* The largest k with 2^k <= v (0 for v <= 1): the power-of-two core of a rank
  * count, or the size class of a byte count. */
@@ -46,22 +40,17 @@ static inline int ddl_log2_floor(size_t v)
     return k;
 }
 
-/* Step counts are bounded by these for `size` ranks. */
-int ddl_ring_max_steps(int size);
-int ddl_rd_max_steps(int size);
-int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps);
+/* The lane algorithms' builders and step bounds are declared with their
+ * rows (inter.h). */
 /* One ring pass over m ranks (this one at index i, with its right and left
  * neighbours) on elements [off, off + n): the reduce-scatter (after which index
  * i holds block (i + 1) % m of the m slices) or the allgather.  m - 1 steps. */
 int ddl_ring_pass(int i, int m, int right, int left, size_t off, size_t n, int gather, int dim, ddl_step_t *steps);
-int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps);
-int ddl_rab_max_steps(int size);
-int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps);
 int ddl_multiring_max_steps(const ddl_grid_t *g);
 /* dim_algo[d] (d >= 1): ddl_dim_algo_t of dimension d. */
 int ddl_multiring_build(int node, const ddl_grid_t *g, const unsigned char *dim_algo, size_t n, ddl_step_t *steps);
 
-typedef struct {
+typedef struct ddl_sched {
     MPI_Comm comm;
     int tag;
     ddl_step_t *steps; /* capacity fixed at init */

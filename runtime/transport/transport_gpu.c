@@ -57,13 +57,8 @@ static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl
 {
     (void)buf, (void)n, (void)dtype;
     ddl_mpi_wait_t w = {&c->gpu->mpi_req[slot], NULL, 1};
-    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, c->set.timeout, &c->node.ctrl->abort_rank);
-    if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "lane MPI_Iallreduce on device memory timed out after %.1f s (DDL_TIMEOUT)",
-                         c->set.timeout);
-    if (st == DDL_ERR_PEER_FAILED)
-        return ddl_comm_abandoned(c, "lane MPI_Iallreduce on device memory");
-    return st == DDL_OK ? DDL_OK : ddl_error(st, "lane MPI_Iallreduce on device memory failed");
+    ddl_status_t st = ddl_comm_wait(c, ddl_mpi_done, &w, "lane MPI_Iallreduce on device memory", NULL);
+    return st == DDL_ERR_MPI ? ddl_error(st, "lane MPI_Iallreduce on device memory failed") : st;
 }
 
 /* nccl: queued on the rank's stream after the reduction kernel; the stream

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lane allreduce on device buffers (see gpu.h).  Each rank reduces its slice
+/* The lane allreduce on device buffers (comm.h: ddl_allreduce_gpu), built with
+ * CUDA.  Each rank reduces its slice
  * of the node's G owner buffers with a kernel on its GPU that reads the other
  * owners' buffers through CUDA IPC, moves it between nodes in chunks over the
  * agreed transport, and copies the result into every owner buffer. */
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "chunks.h"
+#include "comm.h"
 #include "pipeline.h"
 #include "transport.h"
 #include "gpu_cuda.h"

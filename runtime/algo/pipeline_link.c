@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The lane pipeline through a transport (pipeline.h: ddl_pipeline_run): the
+ * driver's link to the transport row for one call, with the communicator's
+ * DDL_INFLIGHT and phase counters. */
+#include "config.h"
+
+#include "comm.h"
+#include "pipeline.h"
+#include "transport.h"
+
+_Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES && DDL_PH_COUNT == DDL_PH_WRITE_BACK + 1,
+               "the pipeline's stages are the last phases of a lane call (comm.h), in its order");
+
+/* The pipeline's link to the transport for one call. */
+struct transport_link {
+    ddl_comm_t *c;
+    ddl_call_t *call;
+    const ddl_transport_t *t;
+    ddl_dtype_t dtype;
+    ddl_redop_t op;
+};
+
+static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
+{
+    const struct transport_link *l = ctx;
+    return l->t->start(l->c, &l->call->plan, slot, buf, n, l->dtype, l->op);
+}
+
+static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)
+{
+    const struct transport_link *l = ctx;
+    return l->t->finish(l->c, slot, buf, n, l->dtype);
+}
+
+static ddl_status_t link_ready(void *ctx)
+{
+    const struct transport_link *l = ctx;
+    return ddl_comm_finish_signature(l->c, l->call);
+}
+
+ddl_status_t ddl_pipeline_run(ddl_comm_t *c, ddl_call_t *call, const ddl_transport_t *t, const ddl_chunks_t *plan,
+                              size_t off, ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops)
+{
+    struct transport_link l = {c, call, t, dtype, op};
+    ddl_pipeline_link_t link = {link_start, link_finish, link_ready, &l};
+    return ddl_pipeline_drive((size_t)c->set.inflight, plan, off, ddl_dtype_size(dtype), ops, &link,
+                              &c->phase_seconds[DDL_PH_REDUCE]);
+}
