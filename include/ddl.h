@@ -88,7 +88,8 @@ typedef struct ddl_comm ddl_comm_t;
 ddl_status_t ddl_config_init(ddl_config_t *cfg);
 
 /* A PowerAI DDL option string ("-mode r:4x2 -dump_iter 100 -dbg_level 1", as
- * in DDL_OPTIONS) into the DDL_* environment the next communicator reads:
+ * in DDL_OPTIONS) into the DDL_* settings the next communicator reads, over
+ * the environment (which stays as it is; a later string replaces these):
  * -mode sets DDL_ALGO=multiring, DDL_TOPOLOGY and DDL_EXPLORE (p: 1, r: 0),
  * -dbg_level DDL_DEBUG.  *dump_iter (may be NULL) gets -dump_iter.  Every rank
  * of a communicator must apply the same string (ddl-helper applies

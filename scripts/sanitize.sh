@@ -55,7 +55,7 @@ if ! CC=$cc ./configure $flag --without-cuda > configure.out 2>&1 && [ $cc = cla
     echo "sanitize: clang cannot build with the sanitizers here; using gcc"; cc=gcc
     CC=gcc ./configure $flag --without-cuda > configure.out 2>&1
 fi
-make -j"$(nproc)" > make.out 2>&1 || { echo "sanitize: build with $cc failed"; tail -30 configure.out make.out; exit 1; }
+make -j"$(nproc)" > make.out 2>&1 || { echo "sanitize: build with $cc failed"; tail -n 30 configure.out make.out; exit 1; }
 echo "sanitize: built with $cc ($(grep -o 'sanitizers: .*' configure.out))"
 export CK_TIMEOUT_MULTIPLIER=10 # check's per-test timeout, for the slower build
 export DDL_TEST_QUICK=1        # fewer counts per case: the sanitizers look for paths, not values

@@ -70,7 +70,7 @@ v=$(/usr/bin/python3 -c 'import ddl; print(ddl.__version__, ddl.library_version(
     pass "python3 imports the packaged ddl, which loads the packaged libddl ($v)" || fail "python3 -c 'import ddl': $v"
 
 DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf "$top/tests/slurm/cluster.sh" start 1 > "$log" 2>&1 ||
-    { fail "cluster with the installed plugin did not start"; tail -20 "$log" "$DDL_CLUSTER_DIR"/log/*; exit 1; }
+    { fail "cluster with the installed plugin did not start"; tail -n 20 "$log" "$DDL_CLUSTER_DIR"/log/*; exit 1; }
 export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf OMPI_MCA_mpi_yield_when_idle=1
 if out=$(timeout 300 srun -N1 --gpus-per-node=2 --ddl-lanes=2 ddl-bench -b 8 -e 1M -f 16 -n 5 -w 1 2>&1) &&
     grep -q "Out of bounds values : 0 OK" <<< "$out" && grep -q "1 nodes x 2 GPUs x 2 lanes" <<< "$out"; then

@@ -251,14 +251,15 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
     ddl_status_t st = ddl_comm_finish_signature(c, call);
     if (st == DDL_ERR_MISMATCH)
         return meet_after_mismatch(c, st);
+    if (st == DDL_OK && kind == DDL_LOC_DEVICE) {
 #ifdef DDL_HAVE_CUDA
-    if (st == DDL_OK && kind == DDL_LOC_DEVICE)
         st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf, (size_t)call->count, call->dtype, call->op);
 #else
-    /* Without CUDA no owner can export a device buffer: its kind is invalid. */
-    (void)sendbuf, (void)recvbuf;
+        /* Not reached: without CUDA no owner can export a device buffer. */
+        (void)sendbuf, (void)recvbuf;
+        st = ddl_error(DDL_ERR_INVALID_ARG, "device buffers need libddl built with CUDA");
 #endif
-    else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
+    } else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
         st = call->own_error;
     else if (st == DDL_OK)
         st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "

@@ -138,10 +138,35 @@ static const ddl_param_t *find_param(const char *name)
     return NULL;
 }
 
-/* The environment's value, or the default when it is unset or empty. */
+/* ddl_params_overlay: at most one value per setting, by table index (set
+ * before a communicator is created, on the thread that creates it). */
+#define OVERLAY_VALUE_MAX 256
+static char overlay[NPARAMS][OVERLAY_VALUE_MAX];
+static unsigned char overlaid[NPARAMS];
+
+ddl_status_t ddl_params_overlay(const char *name, const char *value)
+{
+    const ddl_param_t *p = find_param(name);
+    if (!p || !value)
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s is not a DDL setting (ddl-info lists them)", name ? name : "(null)");
+    if (strlen(value) >= OVERLAY_VALUE_MAX)
+        return ddl_error(DDL_ERR_INVALID_ARG, "the value for %s is longer than %d bytes", name, OVERLAY_VALUE_MAX - 1);
+    size_t i = (size_t)(p - params);
+    snprintf(overlay[i], sizeof(overlay[i]), "%s", value);
+    overlaid[i] = 1;
+    return DDL_OK;
+}
+
+void ddl_params_overlay_clear(void)
+{
+    memset(overlaid, 0, sizeof(overlaid));
+}
+
+/* The overlay's value, else the environment's, or the default when it is unset or empty. */
 static const char *value_of(const ddl_param_t *p)
 {
-    const char *v = getenv(p->name);
+    size_t i = (size_t)(p - params);
+    const char *v = overlaid[i] ? overlay[i] : getenv(p->name);
     return v && *v ? v : p->defval;
 }
 
@@ -336,7 +361,10 @@ void ddl_params_log_env(void)
         return;
     for (size_t i = 0; i < NPARAMS; i++) {
         const char *v = getenv(params[i].name);
-        if (v)
+        if (overlaid[i])
+            DDL_INFO(DDL_SUBSYS_ENV, "%s=%s (default %s; from the PowerAI options%s%s)", params[i].name, overlay[i],
+                     params[i].defval, v ? ", over the environment's " : "", v ? v : "");
+        else if (v)
             DDL_INFO(DDL_SUBSYS_ENV, "%s=%s (default %s)", params[i].name, v, params[i].defval);
     }
 }

@@ -51,8 +51,16 @@ typedef struct {
 const ddl_param_t *ddl_params_table(size_t *count);
 const char *ddl_param_kind_name(ddl_param_kind_t kind);
 
-/* The value in the environment, or the default.  Never NULL for a known name. */
+/* The value set for this process (ddl_params_overlay), else the
+ * environment's, else the default.  Never NULL for a known name. */
 const char *ddl_param_string(const char *name);
+/* Settings for this process over the environment, without changing it: the
+ * next communicator (and logging) reads name as value.  PowerAI's options
+ * string comes in this way (ddl_options_apply).  DDL_ERR_INVALID_ARG for a
+ * name that is not a setting or a value too long; ddl_params_overlay_clear
+ * drops them all. */
+ddl_status_t ddl_params_overlay(const char *name, const char *value);
+void ddl_params_overlay_clear(void);
 /* Typed read of one variable, by the table's rules: a malformed or
  * out-of-range value is DDL_ERR_INVALID_ARG with a message naming it. */
 ddl_status_t ddl_param_long(const char *name, long *out);
@@ -96,7 +104,8 @@ ddl_status_t ddl_config_load(ddl_config_t *cfg);
  * their names; returns how many. */
 int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64_t *values, const char **names,
                          int max);
-/* Log, once per process at INFO, every variable that is set in the environment. */
+/* Log, once per process at INFO, every variable that is set in the
+ * environment or the overlay. */
 void ddl_params_log_env(void);
 
 #endif

@@ -2,18 +2,19 @@
 /* What both PowerAI entry points use (powerai.c's ddl_init and powerai_mpi.c's
  * ddl_allreduce_mpi): applying an options string, and the in-place allreduce
  * of every PowerAI call.  Kept apart so that the two files do not call each
- * other's.  Uses the native API and powerai_options.c's parser. */
+ * other's.  Uses the native API, the settings' overlay (core/params.h) and
+ * powerai_options.c's parser. */
 #include "config.h"
 
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "log.h"
+#include "params.h"
 #include "powerai_options.h"
 
 /* The parsed options become DDL_ALGO, DDL_TOPOLOGY, DDL_EXPLORE and
- * DDL_DEBUG, read when the communicator is created (ddl.h). */
+ * DDL_DEBUG in the settings' overlay (params.h), read when the communicator is
+ * created (ddl.h); the process's environment is left as it is. */
 ddl_status_t ddl_options_apply(const char *options, long *dump)
 {
     if (!options)
@@ -22,29 +23,17 @@ ddl_status_t ddl_options_apply(const char *options, long *dump)
     ddl_status_t st = ddl_powerai_options_parse(options, &o);
     if (st != DDL_OK)
         return st;
-    /* Each string applies alone: what an earlier one set goes back to the
-     * program's own values first (ddl_allreduce_mpi keeps one communicator
-     * per options string). */
-    static const char *const names[] = {"DDL_EXPLORE", "DDL_TOPOLOGY", "DDL_ALGO", "DDL_DEBUG"};
-    static char *own[4];
-    static int saved;
-    for (int i = 0; i < 4; i++) {
-        if (!saved && getenv(names[i]))
-            own[i] = strdup(getenv(names[i]));
-        if (saved && own[i])
-            setenv(names[i], own[i], 1);
-        else if (saved)
-            unsetenv(names[i]);
-    }
-    saved = 1;
-    if (o.mode) {
-        setenv("DDL_EXPLORE", o.mode == 'p' ? "1" : "0", 1);
-        setenv("DDL_TOPOLOGY", o.grid, 1);
-        setenv("DDL_ALGO", "multiring", 1);
-    }
+    /* Each string applies alone, over the program's own environment
+     * (ddl_allreduce_mpi keeps one communicator per options string). */
+    ddl_params_overlay_clear();
+    if (o.mode && ((st = ddl_params_overlay("DDL_EXPLORE", o.mode == 'p' ? "1" : "0")) != DDL_OK ||
+                   (st = ddl_params_overlay("DDL_TOPOLOGY", o.grid)) != DDL_OK ||
+                   (st = ddl_params_overlay("DDL_ALGO", "multiring")) != DDL_OK))
+        return st;
     if (o.dbg_level >= 0) {
         static const char *const levels[] = {"WARN", "INFO", "TRACE"};
-        setenv("DDL_DEBUG", levels[o.dbg_level], 1);
+        if ((st = ddl_params_overlay("DDL_DEBUG", levels[o.dbg_level])) != DDL_OK)
+            return st;
     }
     if (dump)
         *dump = o.dump_iter;

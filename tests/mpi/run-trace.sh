@@ -17,7 +17,7 @@ if DDL_TRACE="$dir/trace-%r.json" DDL_NODE_SIZE=2 DDL_LANES=2 timeout 300 $MPIRU
     "$top_builddir/tests/mpi/ddl-test-iallreduce" > "$dir/iall.txt" 2>&1; then
     pass "traced runs: ddl-bench and the nonblocking test"
 else
-    fail "a traced run failed"; tail -5 "$dir/out.txt" "$dir/iall.txt"
+    fail "a traced run failed"; tail -n 5 "$dir/out.txt" "$dir/iall.txt"
 fi
 if /usr/bin/python3 - "$dir" "$top_srcdir/tests/mpi/trace.schema.json" <<'PY'
 import json, sys

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "params.h"
 #include "parse.h"
 #include "tuning.h"
@@ -87,6 +88,33 @@ START_TEST(test_params_defaults)
     ck_assert_int_eq(ddl_settings_load(&s), DDL_OK);
     ck_assert(s.timeout == 300);
     ck_assert_uint_eq(s.stage_size, 16u << 20);
+}
+END_TEST
+
+/* The overlay (PowerAI's options) wins over the environment without changing
+ * it, reaches the loaded settings, and goes with a clear. */
+START_TEST(test_params_overlay)
+{
+    setenv("DDL_ALGO", "mpi", 1);
+    unsetenv("DDL_EXPLORE");
+    ck_assert_int_eq(ddl_params_overlay("DDL_ALGO", "lane"), DDL_OK);
+    ck_assert_int_eq(ddl_params_overlay("DDL_EXPLORE", "1"), DDL_OK);
+    ck_assert_str_eq(ddl_param_string("DDL_ALGO"), "lane");
+    ck_assert_str_eq(getenv("DDL_ALGO"), "mpi");
+    ck_assert_ptr_null(getenv("DDL_EXPLORE"));
+    ddl_settings_t s;
+    ck_assert_int_eq(ddl_settings_load(&s), DDL_OK);
+    ck_assert_int_eq(s.algo, DDL_ALGO_LANE);
+    ck_assert_int_eq(s.explore, 1);
+    ck_assert_int_eq(ddl_params_overlay("DDL_NO_SUCH", "1"), DDL_ERR_INVALID_ARG);
+    ck_assert_int_eq(ddl_params_overlay("DDL_ALGO", "fastest"), DDL_OK); /* refused when loaded, as from the environment */
+    ck_assert_int_eq(ddl_settings_load(&s), DDL_ERR_INVALID_ARG);
+    ddl_params_overlay_clear();
+    ck_assert_str_eq(ddl_param_string("DDL_ALGO"), "mpi");
+    ck_assert_int_eq(ddl_settings_load(&s), DDL_OK);
+    ck_assert_int_eq(s.algo, DDL_ALGO_MPI);
+    ck_assert_int_eq(s.explore, 0);
+    unsetenv("DDL_ALGO");
 }
 END_TEST
 
@@ -203,6 +231,7 @@ int main(void)
     tcase_add_test(tc, test_size);
     tcase_add_test(tc, test_seconds_enum_bool);
     tcase_add_test(tc, test_params_defaults);
+    tcase_add_test(tc, test_params_overlay);
     tcase_add_test(tc, test_params_bad_values);
     tcase_add_test(tc, test_tuning_file);
     suite_add_tcase(s, tc);
