@@ -21,8 +21,8 @@
 struct ddl_engine;  /* engine/engine.h: posted requests and the progress thread */
 struct ddl_explore; /* select/explore.h: DDL_EXPLORE's measurements */
 struct ddl_online;  /* select/online.h: online selection's size classes */
-struct ddl_sched;   /* algo/steps.h: one lane schedule (a pipeline slot's step list in flight) */
-struct ddl_step;    /* algo/steps.h: one step of a schedule */
+struct ddl_sched;   /* transport/steps.h: one lane schedule (a pipeline slot's step list in flight) */
+struct ddl_step;    /* transport/steps.h: one step of a schedule */
 
 /* A lane call's phases, in order; the last three are parts of DDL_PH_NODES
  * (the chunk pipeline between nodes).  Names: ddl_phase_names (allreduce_lane.c). */

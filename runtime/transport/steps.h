@@ -2,8 +2,9 @@
 /* Inter-node allreduce of one chunk among the ranks of a lane, as a list of
  * steps (send, receive, combine) that an executor progresses without blocking,
  * so that two chunks can be in flight while the node reduces the next one.
- * Each algorithm only builds its step list (inter_ring.c, inter_rd.c,
- * inter_rab.c). */
+ * The step list and its executor are the transport's (host-mpi runs it); each
+ * lane algorithm only builds a list (algo/inter_ring.c, inter_rd.c,
+ * inter_rab.c, from the rows of algo/inter_algos.def). */
 #ifndef DDL_STEPS_H
 #define DDL_STEPS_H
 

@@ -41,6 +41,17 @@ static float *allocate(ddl_comm_t *comm, const ddl_comm_info_t *info, size_t byt
     return p;
 }
 
+/* After this rank's failure: the other survivors' waits end within
+ * DDL_TIMEOUT (and a short grace), so let them report before the abort ends
+ * the job; whichever rank fails first, the one that waited for the stalled
+ * rank still says so (run-failure.sh looks for it). */
+static void abort_after_the_others(void)
+{
+    const char *t = getenv("DDL_TIMEOUT");
+    sleep((unsigned)(t ? atoi(t) : 10) + 2);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
 int main(int argc, char **argv)
 {
     ddl_config_t cfg;
@@ -82,19 +93,14 @@ int main(int argc, char **argv)
             }
             ddl_request_free(req[k]);
         }
-        if (failed) {
-            /* The other survivors' waits end within DDL_TIMEOUT (and a short
-             * grace): let them report before the abort ends the job. */
-            const char *t = getenv("DDL_TIMEOUT");
-            sleep((unsigned)(t ? atoi(t) : 10) + 2);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
+        if (failed)
+            abort_after_the_others();
     }
     while (MPI_Wtime() < end) {
         ddl_status_t st = ddl_allreduce(DDL_IN_PLACE, buf, (int64_t)count, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
         if (st != DDL_OK) {
             fprintf(stderr, "rank %d: ddl_allreduce: %s: %s\n", info.rank, ddl_status_string(st), ddl_last_error());
-            MPI_Abort(MPI_COMM_WORLD, 3);
+            abort_after_the_others();
         }
     }
     ddl_comm_destroy(comm);
