@@ -2,7 +2,9 @@
 /* Which algorithm a call uses: a tuning-file band for its size first, then
  * DDL_ALGO, then DDL_MPI_THRESHOLD when it was set, then DDL_SELECT: online
  * selection (select/online.h: the bookkeeping; here its agreements (core/agree.h),
- * its messages and DDL_TUNING_SAVE) or the fixed crossover and the cost model. */
+ * its messages and DDL_TUNING_SAVE) or the fixed crossover and the cost model.
+ * On the lane path, also the call's plan (lane algorithm, chunk, DDL_EXPLORE's
+ * trial) and DDL_EXPLORE's record of it (ddl_route_lane). */
 #include "config.h"
 
 #include <errno.h>
