@@ -102,7 +102,7 @@ static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, struct ddl_gpu *
     ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk, CHUNK_ALIGN);
     struct gpu_pipe p = {c, g, v};
     ddl_pipeline_ops_t ops = {gpu_fill, gpu_drain, &p};
-    ddl_status_t st = ddl_pipeline_run(c, call, ddl_transport_for(c, 1, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
+    ddl_status_t st = ddl_pipeline_run(c, call, ddl_transport_for(c, 1, v->dtype, v->op), &plan, off, &ops);
     return st == DDL_OK ? ddl_gpu_wait(c, "the device lane allreduce") : st;
 }
 
@@ -129,10 +129,12 @@ static ddl_status_t map_buffers(ddl_comm_t *c, struct ddl_gpu *g, const void *ow
     return DDL_OK;
 }
 
-ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count, ddl_dtype_t dtype,
-                               ddl_redop_t op)
+ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv)
 {
     const ddl_comm_info_t *in = &c->info;
+    size_t count = (size_t)call->count;
+    ddl_dtype_t dtype = call->dtype;
+    ddl_redop_t op = call->op;
     gpu_view_t v = {.gpus = in->gpus_per_node, .me = in->gpu, .esize = ddl_dtype_size(dtype), .dtype = dtype,
                     .op = op, .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1};
     int prev_dev = -1;

@@ -96,7 +96,7 @@ static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, const lane_view_
     ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk, 1);
     struct host_pipe p = {c, v};
     ddl_pipeline_ops_t ops = {host_fill, host_drain, &p};
-    return ddl_pipeline_run(c, call, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, v->dtype, v->op, &ops);
+    return ddl_pipeline_run(c, call, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, &ops);
 }
 
 /* Where an owner's buffer is: in its ddl_malloc heap (shared, no copy) or not
@@ -253,7 +253,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
         return meet_after_mismatch(c, st);
     if (st == DDL_OK && kind == DDL_LOC_DEVICE) {
 #ifdef DDL_HAVE_CUDA
-        st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf, (size_t)call->count, call->dtype, call->op);
+        st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf);
 #else
         /* Not reached: without CUDA no owner can export a device buffer. */
         (void)sendbuf, (void)recvbuf;
@@ -361,9 +361,8 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         lap(c, DDL_PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
-        if (kind != DDL_LOC_HEAP) {
+        if (kind != DDL_LOC_HEAP)
             return device_or_invalid(c, call, kind, why, sendbuf, recvbuf);
-        }
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
             const ddl_node_req_t *rq = &c->node.ctrl->slots[g * in->lanes].req;

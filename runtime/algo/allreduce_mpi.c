@@ -107,9 +107,13 @@ static ddl_status_t mpi_host(const void *sendbuf, void *recvbuf, size_t count, d
 
 /* Device buffers go through a host copy: the system MPI may not be CUDA-aware,
  * and its user ops (f16, bf16) run on the host. */
-ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, const void *sendbuf, void *recvbuf, size_t count,
-                                      ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *c)
+ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, ddl_comm_t *c)
 {
+    const void *sendbuf = call->sendbuf;
+    void *recvbuf = call->recvbuf;
+    size_t count = (size_t)call->count;
+    ddl_dtype_t dtype = call->dtype;
+    ddl_redop_t op = call->op;
     if (call->mem != DDL_MEM_DEVICE)
         return mpi_host(sendbuf, recvbuf, count, dtype, op, c);
     size_t bytes = count * ddl_dtype_size(dtype);

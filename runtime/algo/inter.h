@@ -23,8 +23,8 @@ typedef struct {
     double (*cost)(const ddl_model_t *m, int dim, int p, double bytes);
     /* The model chooses it only when it beats the others by this factor. */
     double margin;
-    /* Online selection and DDL_EXPLORE time it on online_min_nodes nodes and
-     * more, up to online_max_nodes (0: no limit). */
+    /* Online selection times it on online_min_nodes nodes and more, up to
+     * online_max_nodes (0: no limit); DDL_EXPLORE times every row. */
     int online_min_nodes, online_max_nodes;
 } ddl_inter_algo_t;
 
@@ -36,12 +36,22 @@ typedef struct {
 #include "inter_algos.def"
 #undef DDL_INTER_ROW
 
+/* One ring pass over m ranks (this one at index i, with its right and left
+ * neighbours) on elements [off, off + n): the reduce-scatter (after which index
+ * i holds block (i + 1) % m of the m slices) or the allgather.  m - 1 steps.
+ * The ring's rows and the multiring share it. */
+int ddl_ring_pass(int i, int m, int right, int left, size_t off, size_t n, int gather, int dim, ddl_step_t *steps);
+/* The multiring along grid g (not a row: its choice is per dimension).
+ * dim_algo[d] (d >= 1): ddl_dim_algo_t of dimension d. */
+int ddl_multiring_max_steps(const ddl_grid_t *g);
+int ddl_multiring_build(int node, const ddl_grid_t *g, const unsigned char *dim_algo, size_t n, ddl_step_t *steps);
+
 /* Row i has id i + 1 (DDL_INTER_<ID>). */
 extern const ddl_inter_algo_t ddl_inter_algos[DDL_INTER_ALGOS];
 
 /* The row of id; NULL for DDL_INTER_AUTO or an unknown id. */
 const ddl_inter_algo_t *ddl_inter_algo(int id);
-/* Does online selection (and DDL_EXPLORE) time row `a` on nnodes nodes? */
+/* Does online selection time row `a` on nnodes nodes? */
 int ddl_inter_algo_candidate(const ddl_inter_algo_t *a, int nnodes);
 /* The most steps any row, or the multiring on grid (when not NULL), builds
  * for nnodes ranks: the size of a schedule's step array. */

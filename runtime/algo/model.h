@@ -28,7 +28,7 @@
 #define DDL_MODEL_GAMMA_DEFAULT (1.0 / 7000e6)  /* s per byte reduced (f32 sum) */
 
 /* Rabenseifner is chosen only when the model makes it this much faster than
- * the ring (model.c says why): measured on 2 emulated racks, where it took
+ * the ring (its row in inter_algos.def says why): measured on 2 emulated racks, where it took
  * 1.6x to 2x the ring's time (bench/RESULTS.md). */
 #define DDL_MODEL_RAB_MARGIN (1.0 / 0.8)
 
@@ -50,8 +50,8 @@ void ddl_model_defaults(ddl_model_t *m);
 /* Each lane algorithm's cost (ddl_model_ring, _rd, _rab) is declared with its
  * row (inter.h). */
 
-/* The cheapest lane algorithm (DDL_INTER_RING, _RD or _RAB) for a chunk of
- * `bytes` over p nodes; *cost gets its modelled seconds when not NULL. */
+/* The cheapest lane algorithm (a row of inter_algos.def, by its cost and
+ * margin) for a chunk of `bytes` over p nodes; *cost gets its modelled seconds when not NULL. */
 int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost);
 
 /* The cheapest per-dimension choice for a chunk of `bytes` on grid g (every

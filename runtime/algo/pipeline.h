@@ -49,11 +49,11 @@ ddl_status_t ddl_pipeline_drive(size_t depth, const ddl_chunks_t *plan, size_t o
                                 const ddl_pipeline_ops_t *ops, const ddl_pipeline_link_t *link,
                                 double *stage_seconds);
 
-/* The lane's pipeline through transport t: the driver with the communicator's
- * DDL_INFLIGHT and phase counters.  The call's signature, on its way between
+/* The lane's pipeline through transport t for call (its type, op and plan):
+ * the driver with the communicator's DDL_INFLIGHT and phase counters.  The call's signature, on its way between
  * nodes, is waited for after the first chunk has been filled, before anything
  * moves. */
 ddl_status_t ddl_pipeline_run(struct ddl_comm *c, ddl_call_t *call, const struct ddl_transport *t,
-                              const ddl_chunks_t *plan, size_t off, ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops);
+                              const ddl_chunks_t *plan, size_t off, const ddl_pipeline_ops_t *ops);
 
 #endif

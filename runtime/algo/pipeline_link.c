@@ -16,20 +16,18 @@ struct transport_link {
     ddl_comm_t *c;
     ddl_call_t *call;
     const ddl_transport_t *t;
-    ddl_dtype_t dtype;
-    ddl_redop_t op;
 };
 
 static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
 {
     const struct transport_link *l = ctx;
-    return l->t->start(l->c, &l->call->plan, slot, buf, n, l->dtype, l->op);
+    return l->t->start(l->c, &l->call->plan, slot, buf, n, l->call->dtype, l->call->op);
 }
 
 static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)
 {
     const struct transport_link *l = ctx;
-    return l->t->finish(l->c, slot, buf, n, l->dtype);
+    return l->t->finish(l->c, slot, buf, n, l->call->dtype);
 }
 
 static ddl_status_t link_ready(void *ctx)
@@ -39,10 +37,10 @@ static ddl_status_t link_ready(void *ctx)
 }
 
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, ddl_call_t *call, const ddl_transport_t *t, const ddl_chunks_t *plan,
-                              size_t off, ddl_dtype_t dtype, ddl_redop_t op, const ddl_pipeline_ops_t *ops)
+                              size_t off, const ddl_pipeline_ops_t *ops)
 {
-    struct transport_link l = {c, call, t, dtype, op};
+    struct transport_link l = {c, call, t};
     ddl_pipeline_link_t link = {link_start, link_finish, link_ready, &l};
-    return ddl_pipeline_drive((size_t)c->set.inflight, plan, off, ddl_dtype_size(dtype), ops, &link,
+    return ddl_pipeline_drive((size_t)c->set.inflight, plan, off, ddl_dtype_size(call->dtype), ops, &link,
                               &c->phase_seconds[DDL_PH_REDUCE]);
 }

@@ -144,25 +144,20 @@ ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *wha
 {
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, what);
-    if (st != DDL_ERR_TIMED_OUT)
-        return st;
-    char own[512];
-    if (!msg) {
-        snprintf(own, sizeof(own), "%s timed out after %.1f s (DDL_TIMEOUT)", what, c->set.timeout);
-        msg = own;
-    }
-    return explain_timeout(c, st, msg);
+    return st == DDL_ERR_TIMED_OUT ? explain_timeout(c, st, msg) : st;
 }
 
 ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
                            void (*waiting_for)(void *arg, char *buf, size_t len))
 {
     ddl_status_t st = ddl_poll(step, arg, c->set.timeout, &c->node.ctrl->abort_rank);
-    if (st != DDL_ERR_TIMED_OUT || !waiting_for)
-        return ddl_comm_wait_ended(c, st, what, NULL);
-    char msg[512], whom[400] = "";
-    waiting_for(arg, whom, sizeof(whom));
-    snprintf(msg, sizeof(msg), "%s timed out after %.1f s (DDL_TIMEOUT)%s", what, c->set.timeout, whom);
+    char msg[512]; /* written only after a timeout, the one case that reads it */
+    if (st == DDL_ERR_TIMED_OUT) {
+        char whom[400] = "";
+        if (waiting_for)
+            waiting_for(arg, whom, sizeof(whom));
+        snprintf(msg, sizeof(msg), "%s timed out after %.1f s (DDL_TIMEOUT)%s", what, c->set.timeout, whom);
+    }
     return ddl_comm_wait_ended(c, st, what, msg);
 }
 

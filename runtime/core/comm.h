@@ -99,8 +99,8 @@ void ddl_comm_bury(ddl_comm_t *comm);
 /* The system MPI's type and op for (dtype, op) when it has them natively; 0
  * when the runtime supplies its own (8-bit integers, 16-bit floats). */
 int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop);
-ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, const void *sendbuf, void *recvbuf, size_t count,
-                                      ddl_dtype_t dtype, ddl_redop_t op, ddl_comm_t *comm);
+/* The owners' system MPI_Allreduce of call (a host copy of device buffers). */
+ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, ddl_comm_t *comm);
 /* The lane allreduce of call, planned (call->plan: engine/route.c's
  * ddl_route_lane) on owners and collective helpers; serve-mode helpers pass a
  * call with the owner's count, type and op and take its plan from its request.
@@ -110,8 +110,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multirin
  * CUDA), from the point where every owner has posted its request and the node
  * has met: all of the node's owners posted device buffers.  own_send/own_recv:
  * the owner's own pointers (NULL on helpers). */
-ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv, size_t count,
-                               ddl_dtype_t dtype, ddl_redop_t op);
+ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv);
 /* The chunk a lane call of `bytes` uses before online selection scales it: the
  * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
@@ -154,8 +153,8 @@ size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);
 /* A wait of this rank (for `what`) ended with st: a failed rank of its node
  * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>"; a
- * timeout becomes msg (NULL: "<what> timed out after T s (DDL_TIMEOUT)"),
- * with a lane peer's word on why it failed first when one comes within a
+ * timeout becomes msg (the wait's own words: read only then), with a lane
+ * peer's word on why it failed first when one comes within a
  * short grace; any other status is returned as it is. */
 ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg);
 /* The one wait of the runtime's layers: until step(arg) says done (ddl_poll,

@@ -182,7 +182,7 @@ static ddl_status_t mpi_path(const ddl_call_t *call, ddl_comm_t *c)
         if (st == DDL_OK && inline_data && one_node)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
         else if (st == DDL_OK && !inline_data && count > 0)
-            st = ddl_allreduce_system_mpi(call, sendbuf, recvbuf, count, dtype, op, c);
+            st = ddl_allreduce_system_mpi(call, c);
         return st;
     }
     /* A helper shows its node which call it is in, for a lane call's ranks

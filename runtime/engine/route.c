@@ -311,7 +311,11 @@ ddl_status_t ddl_route_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     /* Serve-mode helpers take their owner's plan from its request (ddl_allreduce_lane). */
     if (c->info.role == DDL_ROLE_OWNER || c->helper_mode == DDL_HELPERS_COLLECTIVE)
         plan_call(c, call, (size_t)call->count * ddl_dtype_size(call->dtype), multiring);
-    ddl_explore_begin(c); /* a few counters: cheaper than knowing whether this call explores */
+    /* Whether this call explores is known only from its plan, which serve-mode
+     * helpers take from their owner inside the lane call: with DDL_EXPLORE on,
+     * every lane call notes the counters first (every rank agrees on it). */
+    if (c->set.explore)
+        ddl_explore_begin(c);
     ddl_status_t st = ddl_allreduce_lane(c, call, multiring);
     if (st == DDL_OK && call->plan.explore >= 0 && (st = ddl_explore_record(c, &call->plan)) != DDL_OK)
         st = ddl_comm_fail(c, st);

@@ -41,15 +41,7 @@ static inline int ddl_log2_floor(size_t v)
     return k;
 }
 
-/* The lane algorithms' builders and step bounds are declared with their
- * rows (inter.h). */
-/* One ring pass over m ranks (this one at index i, with its right and left
- * neighbours) on elements [off, off + n): the reduce-scatter (after which index
- * i holds block (i + 1) % m of the m slices) or the allgather.  m - 1 steps. */
-int ddl_ring_pass(int i, int m, int right, int left, size_t off, size_t n, int gather, int dim, ddl_step_t *steps);
-int ddl_multiring_max_steps(const ddl_grid_t *g);
-/* dim_algo[d] (d >= 1): ddl_dim_algo_t of dimension d. */
-int ddl_multiring_build(int node, const ddl_grid_t *g, const unsigned char *dim_algo, size_t n, ddl_step_t *steps);
+/* The step lists themselves are built by the lane algorithms (algo/inter.h). */
 
 typedef struct ddl_sched {
     MPI_Comm comm;

@@ -5,7 +5,7 @@
 
 #include "fuzz.h"
 #include "grid.h"
-#include "steps.h"
+#include "inter.h"
 
 DDL_FUZZ_QUIET
 
