@@ -89,13 +89,21 @@ for layout in "DDL_GPUS_PER_NODE=2 4" "DDL_NODE_SIZE=2 4"; do
         fail "ddl-gpu-bench, $var, 2 lanes"; echo "$out" | tail -12
     fi
 done
-# The Python binding's device branch (a CUDA tensor's pointer and stream),
-# with a tensor-like object over emulated device memory.
-if [[ $info == emulated,* ]] && /usr/bin/python3 -c 'import torch, numpy' 2> /dev/null; then
+# The Python binding's device branch (a CUDA tensor's pointer and stream):
+# real CUDA tensors where a python3 on the path has a torch that sees the GPU,
+# a tensor-like object over emulated device memory with Debian's torch.
+python=
+if [[ $info == emulated,* ]]; then
+    /usr/bin/python3 -c 'import torch, numpy' 2> /dev/null && python=/usr/bin/python3
+else
+    python3 -c 'import numpy, torch; assert torch.cuda.is_available()' 2> /dev/null && python=$(command -v python3)
+fi
+[ -n "$python" ] || echo "# not run: the Python binding on device tensors (no python3 with numpy and a torch that reaches the devices)"
+if [ -n "$python" ]; then
     for layout in "DDL_NODE_SIZE=2 collective" "DDL_GPUS_PER_NODE=2 serve"; do
         read -r var helpers <<< "$layout"
         if out=$(env DDL_LIBRARY="$top_builddir/.libs/libddl.so" OMP_NUM_THREADS=1 DDL_LANES=2 "$var" DDL_HELPERS=$helpers \
-                 DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 /usr/bin/python3 "$top_srcdir/tests/python/test_device.py" \
+                 DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 "$python" "$top_srcdir/tests/python/test_device.py" \
                  < /dev/null 2>&1); then
             pass "Python binding and DDP hook on device tensors, $var, $helpers helpers"
         else

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""The binding's device branch (a CUDA tensor's pointer and its stream), on a
+"""The binding's device branch (a CUDA tensor's pointer and its stream).  On a
+GPU with a CUDA torch: real CUDA tensors on torch's current stream.  On a
 libddl built with --enable-cuda-emulation: a tensor-like object over emulated
 device memory stands in for a CUDA torch.Tensor (Debian's torch has no CUDA),
 and torch.cuda.current_stream gives an emulated stream.  Comm.allreduce, out
@@ -20,13 +21,33 @@ import ddl.torch_hook  # noqa: E402
 
 H2D, D2H = 1, 2  # cudaMemcpyKind
 comm = ddl.Comm()
-emu = ctypes.CDLL("libddl-cuda-emu.so")  # the emulator libddl is linked with, already loaded
-devices = ctypes.c_int()
-assert emu.cudaGetDeviceCount(ctypes.byref(devices)) == 0, "no emulated device"
-assert emu.cudaSetDevice((comm.node * comm.gpus_per_node + comm.gpu) % devices.value) == 0
-stream = ctypes.c_void_p()
-assert emu.cudaStreamCreate(ctypes.byref(stream)) == 0
-torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=stream.value)
+real = torch.cuda.is_available()
+if real:
+    torch.cuda.set_device((comm.node * comm.gpus_per_node + comm.gpu) % torch.cuda.device_count())
+else:
+    emu = ctypes.CDLL("libddl-cuda-emu.so")  # the emulator libddl is linked with, already loaded
+    devices = ctypes.c_int()
+    assert emu.cudaGetDeviceCount(ctypes.byref(devices)) == 0, "no emulated device"
+    assert emu.cudaSetDevice((comm.node * comm.gpus_per_node + comm.gpu) % devices.value) == 0
+    stream = ctypes.c_void_p()
+    assert emu.cudaStreamCreate(ctypes.byref(stream)) == 0
+    torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=stream.value)
+
+
+class CudaTensor(torch.Tensor):
+    """A real CUDA tensor with the two helpers the checks below use."""
+
+    @staticmethod
+    def of(values, dtype):
+        host = torch.from_numpy(np.ascontiguousarray(values, dtype=dtype))
+        # Still in flight on the current stream when the allreduce is posted: it must wait for it.
+        return host.pin_memory().to("cuda", non_blocking=True).as_subclass(CudaTensor)
+
+    def read(self):
+        return torch.Tensor.cpu(self).numpy()
+
+    def free(self):
+        pass
 
 
 class DeviceTensor:
@@ -76,6 +97,8 @@ class Bucket:
         return self._tensor
 
 
+if real:
+    DeviceTensor = CudaTensor.of  # noqa: F811
 passed = failed = 0
 
 
