@@ -49,16 +49,21 @@ cp -a "$libdir/openmpi/lib" "$root$libdir/openmpi/"
         openmpi3/mca_atomic_* openmpi3/mca_spml_* openmpi3/mca_sshmem_* openmpi3/mca_memheap_* openmpi3/mca_scoll_*)
 
 # Every shared library those files and the built programs load, except the C
-# library's own, which the GPU machine has (newer is fine).
+# library's own, which the GPU machine has (newer is fine).  Open MPI's and
+# PMIx's own always come from the bundle; any other (zlib, libudev, hwloc)
+# goes to root/fallback and is used only where the GPU machine lacks it, so
+# that its newer copies stay under the programs already there (torch).
 closure() {
     find "$root" "$tree" -type f \( -name '*.so*' -o -perm -u+x \) -print0 |
         xargs -0 file -L | grep -E 'ELF 64-bit' | cut -d: -f1 |
         xargs -r ldd 2> /dev/null | awk '/=> \//{print $3}' | sort -u
 }
 glibc='/(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64)\.so'
+mkdir -p "$root/fallback"
 closure | grep -v -E "$glibc" | while read -r lib; do
     case $lib in "$tree"/* | "$root"/*) continue ;; esac
-    [ -e "$root$libdir/$(basename "$lib")" ] || cp -L "$lib" "$root$libdir/"
+    case $(basename "$lib") in libmpi* | libopen-* | libmca_* | libpmix*) to=$root$libdir ;; *) to=$root/fallback ;; esac
+    [ -e "$to/$(basename "$lib")" ] || cp -L "$lib" "$to/"
 done
 missing=$(find "$root" "$tree" -type f -name '*.so*' -print0 | xargs -0 ldd 2> /dev/null | grep 'not found' | sort -u || true)
 [ -z "$missing" ] || echo "note: still missing here (not needed by the check): $missing"
@@ -70,6 +75,10 @@ here=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
 DDL_GPU_TREE=$tree
 ln -sfn "\$here/tree" "\$DDL_GPU_TREE"
 root=\$here/root
+find "\$root$libdir" -maxdepth 1 -type l -delete
+for lib in "\$root"/fallback/*; do
+    ldconfig -p | awk '{print \$1}' | grep -qxF "\${lib##*/}" || ln -sfn "\$lib" "\$root$libdir/"
+done
 export PATH=\$root/usr/bin:\$PATH
 export LD_LIBRARY_PATH=\$root$libdir:\$root$libdir/openmpi/lib:\$root$libdir/pmix2/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
 export OPAL_PREFIX=\$root/usr OPAL_LIBDIR=\$root$libdir/openmpi/lib OPAL_SYSCONFDIR=\$root/etc/openmpi

@@ -46,13 +46,14 @@ if ! ldconfig -p | grep -q 'libnccl\.so\.2 ' && [ ! -e /usr/local/cuda/lib64/lib
     [ -n "$nccl" ] && export LD_LIBRARY_PATH=$(dirname "$nccl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 ./ddl-info | sed -n '4,7p'
+./ddl-info | grep -q '^  CUDA:  yes,' || { echo "CUDA sees no device here: nothing to check"; exit 77; }
 
 step "GPU tests"
 export top_builddir=$PWD top_srcdir=$PWD
-timeout 60 tests/unit/test_gpu > "$out/test_gpu.log" 2>&1
+timeout 45 tests/unit/test_gpu > "$out/test_gpu.log" 2>&1
 unit=$?
 tail -3 "$out/test_gpu.log"
-timeout 420 bash tests/gpu/run-gpu.sh > "$out/run-gpu.log" 2>&1
+timeout 360 bash tests/gpu/run-gpu.sh > "$out/run-gpu.log" 2>&1
 rc=$?
 grep -E "^(PASS|FAIL|SKIP)|^# not run|passed, .* failed" "$out/run-gpu.log"
 [ $rc -eq 0 ] || { echo "GPU tests failed (exit $rc)"; grep -v '^PASS' "$out/run-gpu.log" | tail -40; }
@@ -60,9 +61,9 @@ grep -E "^(PASS|FAIL|SKIP)|^# not run|passed, .* failed" "$out/run-gpu.log"
 
 MPIRUN="mpirun --oversubscribe --bind-to none"
 step "device benchmark: 1 node x 2 GPUs x 2 lanes (intra-node IPC phase), f32 sum"
-timeout 90 env DDL_LANES=2 DDL_GPUS_PER_NODE=2 $MPIRUN -n 4 ./ddl-gpu-bench -n 20 -e 64M < /dev/null 2>&1 |
+timeout 60 env DDL_LANES=2 DDL_GPUS_PER_NODE=2 $MPIRUN -n 4 ./ddl-gpu-bench -n 20 -e 64M < /dev/null 2>&1 |
     tee "$out/bench-1node.txt" | grep -v '^#' | tail -12
 step "device benchmark: 2 virtual nodes x 1 GPU x 2 lanes, staged lanes"
-timeout 90 env DDL_LANES=2 DDL_NODE_SIZE=2 DDL_GPU_TRANSPORT=staged $MPIRUN -n 4 ./ddl-gpu-bench -n 10 -e 64M \
+timeout 60 env DDL_LANES=2 DDL_NODE_SIZE=2 DDL_GPU_TRANSPORT=staged $MPIRUN -n 4 ./ddl-gpu-bench -n 10 -e 64M \
     < /dev/null 2>&1 | tee "$out/bench-2nodes.txt" | grep -v '^#' | tail -12
 exit $rc
