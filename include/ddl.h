@@ -163,9 +163,11 @@ ddl_status_t ddl_test(ddl_request_t *req, int *done);
  * request behind it on the communicator, fails on every rank. */
 ddl_status_t ddl_wait(ddl_request_t *req);
 /* Device work queued on stream after this call waits for the request to
- * complete; the calling thread does not.  Needs a library built with CUDA and
- * the progress thread (MPI_THREAD_MULTIPLE).
- * Free the request only after the stream has passed that point. */
+ * complete; the calling thread does not (the stream waits on the device, with
+ * cuStreamWaitValue32, on the communicator's count of completed requests;
+ * where the driver has no stream memory operations the calling thread waits
+ * for the request instead).  Needs a library built with CUDA and the progress
+ * thread (MPI_THREAD_MULTIPLE).  The request may be freed at once. */
 ddl_status_t ddl_wait_stream(ddl_request_t *req, void *stream);
 /* Release a request.  One still in flight completes and is released then
  * (its buffers stay the library's until ddl_comm_destroy, which waits for it). */

@@ -60,6 +60,10 @@ static void run_locked(ddl_engine_t *e, struct ddl_request *r)
     r->status = st;
     if (st != DDL_OK)
         snprintf(r->error, sizeof(r->error), "%s", ddl_last_error());
+    /* Streams waiting for it go on (ddl_wait_stream), whatever its status. */
+    e->done_ticket = r->ticket;
+    if (e->done_word)
+        __atomic_store_n(e->done_word, r->ticket, __ATOMIC_RELEASE);
     int freed = r->freed;
     atomic_store(&r->state, DDL_REQ_DONE); /* the caller may free r from here on */
     if (freed)
@@ -148,6 +152,7 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
     r->posted_at = ddl_now();
     ddl_engine_t *e = c->engine;
     pthread_mutex_lock(&e->lock);
+    r->ticket = ++e->posted_ticket;
     if (e->tail)
         e->tail->next = r;
     else
@@ -238,21 +243,37 @@ ddl_status_t ddl_wait(ddl_request_t *r)
     return finish(r);
 }
 
-static int request_done(void *arg)
-{
-    return atomic_load(&((struct ddl_request *)arg)->state) == DDL_REQ_DONE;
-}
-
+/* The stream waits on the device for the engine's completed ticket to reach
+ * the request's: CUDA lets no host function wait for device work queued after
+ * it (the request's own kernels, on any stream), so none is used. */
 ddl_status_t ddl_wait_stream(ddl_request_t *r, void *stream)
 {
     if (!r)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_wait_stream: req is NULL");
+    ddl_engine_t *e = r->comm->engine;
     /* Without a progress thread the request moves only inside ddl_test and
      * ddl_wait: a stream waiting for it could wait for this very thread. */
-    if (!r->comm->engine->threaded)
+    if (!e->threaded)
         return ddl_error(DDL_ERR_NOT_SUPPORTED, "ddl_wait_stream needs the progress thread, which needs MPI "
                          "initialised with MPI_THREAD_MULTIPLE; use ddl_wait");
-    return ddl_gpu_stream_wait_host(stream, request_done, r, r->comm->set.timeout);
+    pthread_mutex_lock(&e->lock);
+    ddl_status_t st = e->done_word ? DDL_OK : ddl_gpu_host_word(&e->done_word, e->done_ticket);
+    int done = atomic_load(&r->state) == DDL_REQ_DONE;
+    pthread_mutex_unlock(&e->lock);
+    if (st != DDL_OK || done)
+        return st;
+    st = ddl_gpu_stream_wait_word(stream, e->done_word, r->ticket);
+    if (st != DDL_ERR_NOT_SUPPORTED)
+        return st;
+    /* No stream memory operations: the caller waits instead (the progress
+     * thread runs the request), so the stream has nothing left to wait for. */
+    static atomic_int told;
+    if (!atomic_exchange(&told, 1))
+        DDL_INFO(DDL_SUBSYS_COLL, "ddl_wait_stream waits on the calling thread: %s", ddl_last_error());
+    pthread_mutex_lock(&e->lock);
+    wait_locked(e, r);
+    pthread_mutex_unlock(&e->lock);
+    return DDL_OK;
 }
 
 ddl_status_t ddl_request_free(ddl_request_t *r)

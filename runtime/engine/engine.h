@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "call.h"
 #include "ddl.h"
@@ -23,6 +24,7 @@ struct ddl_request {
     _Atomic int state;         /* ddl_req_state_t; DONE is written last, under the lock */
     int freed;                 /* ddl_request_free came first: the engine frees it */
     double posted_at;          /* ddl_now() at posting, for the TRACE log */
+    uint32_t ticket;           /* its place in the posting order (ddl_wait_stream) */
     ddl_status_t status;
     char error[512];           /* the runner's ddl_last_error for a failed request */
 };
@@ -36,6 +38,11 @@ typedef struct ddl_engine {
     int threaded;             /* MPI_THREAD_MULTIPLE: a progress thread carries the requests */
     int thread_on, stop;
     pthread_t thread;
+    /* Requests complete in posting order: the last ticket posted and the last
+     * completed, and the latter in pinned host memory for streams to wait on
+     * (ddl_wait_stream; made at its first use, kept with the engine). */
+    uint32_t posted_ticket, done_ticket;
+    uint32_t *done_word;
 } ddl_engine_t;
 
 /* At communicator creation: threaded when MPI gives MPI_THREAD_MULTIPLE (the

@@ -13,6 +13,7 @@
 #define DDL_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ddl.h"
 #include "ipc_cache.h"
@@ -59,9 +60,15 @@ ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout);
 ddl_status_t ddl_gpu_record(void *stream, void **event);
 ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout);
 void ddl_gpu_event_free(void *event);
-/* Work queued on stream after this call waits until done(arg) holds (a host
- * function on the stream polls it, up to timeout seconds). */
-ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout);
+/* A 32-bit word of pinned host memory that every device can read, set to
+ * `value`; it is never freed (a stream may still wait on it).  Without CUDA:
+ * DDL_ERR_NOT_SUPPORTED, with the message for ddl_wait_stream. */
+ddl_status_t ddl_gpu_host_word(uint32_t **word, uint32_t value);
+/* Work queued on stream after this call waits, on the device, until
+ * (int32_t)(*word - value) >= 0 (cuStreamWaitValue32): no host function, which
+ * CUDA does not let wait for later device work.  DDL_ERR_NOT_SUPPORTED where
+ * the driver has no stream memory operations. */
+ddl_status_t ddl_gpu_stream_wait_word(void *stream, uint32_t *word, uint32_t value);
 
 /* At communicator creation (collective): the transport every rank can use,
  * agreed over the communicator.  Without CUDA it only checks DDL_GPU_TRANSPORT. */

@@ -65,8 +65,20 @@ int ddl_gpu_nccl_available(char *why, size_t len)
     return ddl_nccl_load(why, len);
 }
 
-/* The driver's cuPointerGetAttribute, through the runtime (so that libddl does
- * not need libcuda.so at link time): it answers for host pointers without
+/* A driver function through the runtime, so that libddl does not need
+ * libcuda.so at link time; NULL where the driver lacks it. */
+static void *driver_function(const char *symbol)
+{
+    enum cudaDriverEntryPointQueryResult q;
+    void *fn = NULL;
+    if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        fn = NULL;
+    (void)cudaGetLastError();
+    return fn;
+}
+
+/* The driver's cuPointerGetAttribute: it answers for host pointers without
  * creating a context, where cudaPointerGetAttributes would create one on
  * device 0 in every process that only ever passes host memory. */
 typedef CUresult (*get_attr_fn)(void *data, CUpointer_attribute attr, CUdeviceptr ptr);
@@ -75,12 +87,7 @@ static pthread_once_t get_attr_once = PTHREAD_ONCE_INIT;
 
 static void find_get_attr(void)
 {
-    enum cudaDriverEntryPointQueryResult q;
-    void *fn = NULL;
-    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-        get_attr = (get_attr_fn)fn;
-    (void)cudaGetLastError();
+    get_attr = (get_attr_fn)driver_function("cuPointerGetAttribute");
 }
 
 int ddl_gpu_is_device(const void *p)
@@ -184,32 +191,40 @@ void ddl_gpu_event_free(void *event)
         cudaEventDestroy((cudaEvent_t)event);
 }
 
-struct host_wait {
-    int (*done)(void *arg);
-    void *arg;
-    double timeout;
-};
-
-/* On CUDA's host-function thread: no CUDA calls here.  At the deadline the
- * stream goes on (a host function cannot fail it); ddl_wait reports the error. */
-static void CUDART_CB wait_on_host(void *p)
+ddl_status_t ddl_gpu_host_word(uint32_t **word, uint32_t value)
 {
-    struct host_wait w = *(struct host_wait *)p;
-    free(p);
-    (void)ddl_poll(w.done, w.arg, w.timeout, NULL);
+    void *p = NULL;
+    cudaError_t rc = cudaHostAlloc(&p, sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable);
+    if (rc != cudaSuccess)
+        return ddl_cuda_error(rc, "ddl_wait_stream: cudaHostAlloc of the word streams wait on");
+    *word = p;
+    __atomic_store_n(*word, value, __ATOMIC_RELEASE);
+    return DDL_OK;
 }
 
-ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout)
+typedef CUresult (*wait_value_fn)(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
+static wait_value_fn wait_value;
+static pthread_once_t wait_value_once = PTHREAD_ONCE_INIT;
+
+static void find_wait_value(void)
 {
-    struct host_wait *w = malloc(sizeof(*w));
-    if (!w)
-        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_wait_stream: out of memory");
-    *w = (struct host_wait){done, arg, timeout};
-    cudaError_t rc = cudaLaunchHostFunc((cudaStream_t)stream, wait_on_host, w);
-    if (rc != cudaSuccess) {
-        free(w);
-        return ddl_cuda_error(rc, "ddl_wait_stream: cudaLaunchHostFunc");
-    }
+    wait_value = (wait_value_fn)driver_function("cuStreamWaitValue32");
+}
+
+ddl_status_t ddl_gpu_stream_wait_word(void *stream, uint32_t *word, uint32_t value)
+{
+    pthread_once(&wait_value_once, find_wait_value);
+    if (!wait_value)
+        return ddl_error(DDL_ERR_NOT_SUPPORTED, "the driver has no cuStreamWaitValue32");
+    void *dev = NULL;
+    cudaError_t rc = cudaHostGetDevicePointer(&dev, word, 0);
+    if (rc != cudaSuccess)
+        return ddl_cuda_error(rc, "ddl_wait_stream: cudaHostGetDevicePointer");
+    CUresult cr = wait_value((CUstream)stream, (CUdeviceptr)dev, value, CU_STREAM_WAIT_VALUE_GEQ);
+    if (cr == CUDA_ERROR_NOT_SUPPORTED)
+        return ddl_error(DDL_ERR_NOT_SUPPORTED, "cuStreamWaitValue32 is not supported on this device");
+    if (cr != CUDA_SUCCESS)
+        return ddl_error(DDL_ERR_DEVICE, "ddl_wait_stream: cuStreamWaitValue32 failed (CUresult %d)", (int)cr);
     return DDL_OK;
 }
 

@@ -69,9 +69,16 @@ void ddl_gpu_event_free(void *event)
     (void)event;
 }
 
-ddl_status_t ddl_gpu_stream_wait_host(void *stream, int (*done)(void *arg), void *arg, double timeout)
+ddl_status_t ddl_gpu_host_word(uint32_t **word, uint32_t value)
 {
-    (void)stream, (void)done, (void)arg, (void)timeout;
+    (void)value;
+    *word = NULL;
+    return ddl_error(DDL_ERR_NOT_SUPPORTED, "ddl_wait_stream needs libddl built with CUDA; use ddl_wait");
+}
+
+ddl_status_t ddl_gpu_stream_wait_word(void *stream, uint32_t *word, uint32_t value)
+{
+    (void)stream, (void)word, (void)value;
     return ddl_error(DDL_ERR_NOT_SUPPORTED, "ddl_wait_stream needs libddl built with CUDA; use ddl_wait");
 }
 

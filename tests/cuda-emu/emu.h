@@ -63,5 +63,7 @@ cudaError_t emu_enqueue(emu_stream_t *s, void (*fn)(void *), void *arg, void (*f
 void emu_stream_drain(emu_stream_t *s);
 /* Block until every stream of physical device phys drained. */
 void emu_device_drain(int phys);
+/* The driver's cuStreamWaitValue32 on pinned host memory (the GEQ and EQ waits). */
+CUresult emu_stream_wait_value32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
 
 #endif

@@ -504,6 +504,22 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
     return emu_return(cudaSuccess);
 }
 
+/* Every pinned allocation is mapped and portable here, as with unified addressing. */
+cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return cudaMallocHost(ptr, size);
+}
+
+/* Unified addressing: the device reads pinned host memory at its host address. */
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+    if (!pDevice || flags || !emu_is_pinned(pHost))
+        return emu_return(cudaErrorInvalidValue);
+    *pDevice = pHost;
+    return emu_return(cudaSuccess);
+}
+
 cudaError_t cudaFreeHost(void *ptr)
 {
     if (!ptr)
@@ -574,8 +590,11 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
     (void)cudaVersion, (void)flags;
     if (!symbol || !funcPtr)
         return emu_return(cudaErrorInvalidValue);
-    int found = strcmp(symbol, "cuPointerGetAttribute") == 0;
-    *funcPtr = found ? (void *)pointer_attribute : NULL;
+    void *fn = strcmp(symbol, "cuPointerGetAttribute") == 0 ? (void *)pointer_attribute
+               : strcmp(symbol, "cuStreamWaitValue32") == 0 ? (void *)emu_stream_wait_value32
+                                                             : NULL;
+    int found = fn != NULL;
+    *funcPtr = fn;
     if (driverStatus)
         *driverStatus = found ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
     return emu_return(cudaSuccess);

@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Emulated streams and events.  Each stream has a worker thread that runs its
- * queued work in order: copies, memsets, kernels, host functions and waits for
- * other streams.  DDL_EMU_DELAY=US sleeps a random 0..US microseconds before
- * each item, so that a wait the caller forgot shows up as a wrong result.
+ * queued work in order: copies, memsets, kernels, host functions, waits for
+ * other streams and waits on host memory (cuStreamWaitValue32).
+ * DDL_EMU_DELAY=US sleeps a random 0..US microseconds before each item, so
+ * that a wait the caller forgot shows up as a wrong result.
  *
  * An event is a position in one stream: recorded, it is complete once the
  * stream's worker passed that position.  The legacy default stream (NULL,
  * cudaStreamLegacy; cudaStreamPerThread is taken as it) of each device waits
  * for the work queued before on the device's blocking streams, and they wait
  * for it, as CUDA documents; streams created with cudaStreamNonBlocking do
- * neither. */
+ * neither.
+ *
+ * Host functions (cudaLaunchHostFunc) hold the device as CUDA allows: work
+ * queued on any stream of the device after a host function was queued does
+ * not start until that host function returned ("adding device work to any
+ * stream does not have the effect of making the stream active until all
+ * preceding host functions ... have executed"), so a host function that
+ * waits for later device work waits forever, as it may on a GPU. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,6 +32,8 @@ typedef struct op {
     void (*free_arg)(void *);
     emu_stream_t *wait_on; /* wait until it passed wait_ticket */
     uint64_t wait_ticket;
+    uint64_t stamp; /* the device's queue order, for the host functions' rule */
+    int host_fn;
     struct op *next;
 } op_t;
 
@@ -45,6 +55,20 @@ typedef struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;
 static emu_stream_t *streams, *legacy[EMU_MAX_DEVICES];
+/* Per device: the queue order of the next item, and of the oldest host
+ * function not yet returned (UINT64_MAX: none). */
+static uint64_t next_stamp[EMU_MAX_DEVICES];
+
+/* Whether a host function queued on device phys before `stamp` has not
+ * returned yet (lock held). */
+static int host_fn_ahead(int phys, uint64_t stamp)
+{
+    for (emu_stream_t *t = streams; t; t = t->next)
+        for (op_t *o = t->head; o && o->stamp < stamp; o = o->next)
+            if (t->phys == phys && o->host_fn)
+                return 1;
+    return 0;
+}
 static unsigned long long max_delay_us;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -63,6 +87,8 @@ static void *worker(void *p)
         op_t *op = s->head;
         if (!op)
             break;
+        while (host_fn_ahead(s->phys, op->stamp))
+            pthread_cond_wait(&progress, &lock);
         if (op->wait_on) {
             while (op->wait_on->completed < op->wait_ticket)
                 pthread_cond_wait(&progress, &lock);
@@ -134,7 +160,7 @@ static int append(emu_stream_t *s, void (*fn)(void *), void *arg, void (*free_ar
     op_t *op = calloc(1, sizeof(*op));
     if (!op)
         return 0;
-    *op = (op_t){fn, arg, free_arg, wait_on, ticket, NULL};
+    *op = (op_t){fn, arg, free_arg, wait_on, ticket, next_stamp[s->phys]++, 0, NULL};
     if (s->tail)
         s->tail->next = op;
     else
@@ -160,17 +186,24 @@ static int implicit_waits(emu_stream_t *s)
     return ok;
 }
 
-cudaError_t emu_enqueue(emu_stream_t *s, void (*fn)(void *), void *arg, void (*free_arg)(void *))
+static cudaError_t enqueue(emu_stream_t *s, void (*fn)(void *), void *arg, void (*free_arg)(void *), int host_fn)
 {
     if (!s)
         return cudaErrorInvalidResourceHandle;
     pthread_mutex_lock(&lock);
     int ok = implicit_waits(s) && append(s, fn, arg, free_arg, NULL, 0);
+    if (ok)
+        s->tail->host_fn = host_fn;
     pthread_cond_broadcast(&progress);
     pthread_mutex_unlock(&lock);
     if (!ok && free_arg)
         free_arg(arg);
     return ok ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t emu_enqueue(emu_stream_t *s, void (*fn)(void *), void *arg, void (*free_arg)(void *))
+{
+    return enqueue(s, fn, arg, free_arg, 0);
 }
 
 /* Wait until s passed ticket (lock held). */
@@ -270,7 +303,40 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
         return emu_return(cudaErrorInvalidValue);
     if (emu_sticky())
         return emu_return(emu_sticky());
-    return emu_return(emu_enqueue(emu_stream(stream, emu_physical(emu_current())), fn, userData, NULL));
+    return emu_return(enqueue(emu_stream(stream, emu_physical(emu_current())), fn, userData, NULL, 1));
+}
+
+struct wait_value {
+    const uint32_t *addr;
+    uint32_t value;
+    unsigned flags;
+};
+
+/* On the stream's worker: the device polls host memory until it holds. */
+static void wait_value_run(void *p)
+{
+    const struct wait_value *w = p;
+    for (;;) {
+        uint32_t now = __atomic_load_n(w->addr, __ATOMIC_ACQUIRE);
+        if (w->flags == CU_STREAM_WAIT_VALUE_EQ ? now == w->value : (int32_t)(now - w->value) >= 0)
+            return;
+        struct timespec d = {0, 20000};
+        nanosleep(&d, NULL);
+    }
+}
+
+CUresult emu_stream_wait_value32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+    if ((flags != CU_STREAM_WAIT_VALUE_GEQ && flags != CU_STREAM_WAIT_VALUE_EQ) || !emu_is_pinned((void *)addr))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct wait_value *w = malloc(sizeof(*w));
+    if (!w)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *w = (struct wait_value){(const uint32_t *)addr, value, flags};
+    return emu_enqueue(emu_stream((cudaStream_t)stream, emu_physical(emu_current())), wait_value_run, w, free) ==
+                   cudaSuccess
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_INVALID_HANDLE;
 }
 
 /* Kernels from runtime/gpu/gpu_launch.h: run(ctx) on the stream, which must be

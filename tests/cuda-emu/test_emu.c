@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The emulated CUDA runtime and NCCL behave like a GPU where the device path
  * relies on it: a host access to device memory faults, streams run later and
- * in order (the legacy default stream waiting for blocking streams), IPC works
+ * in order (the legacy default stream waiting for blocking streams; waits on
+ * host memory; host functions holding later work), IPC works
  * between processes with CUDA's rules, errors are CUDA's (out of memory,
  * sticky faults), and NCCL refuses two ranks on one GPU.  Each test runs in a
  * process of its own (check's fork mode), so each starts with a fresh
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -60,12 +62,26 @@ START_TEST(test_copies_and_direction_checks)
 }
 END_TEST
 
-static atomic_int released;
-static void CUDART_CB hold(void *arg)
+/* The driver's cuStreamWaitValue32, as libddl finds it. */
+typedef CUresult (*wait_value_fn)(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
+static wait_value_fn wait_value(void)
 {
-    (void)arg;
-    while (!atomic_load(&released))
-        usleep(1000);
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    OK(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &q));
+    ck_assert_int_eq(q, cudaDriverEntryPointSuccess);
+    return (wait_value_fn)fn;
+}
+
+/* A word of pinned host memory that streams wait on, as ddl_wait_stream's. */
+static uint32_t *host_word(void)
+{
+    void *p, *dev;
+    OK(cudaHostAlloc(&p, sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
+    OK(cudaHostGetDevicePointer(&dev, p, 0));
+    ck_assert_ptr_eq(dev, p); /* unified addressing */
+    *(volatile uint32_t *)p = 0;
+    return p;
 }
 
 START_TEST(test_streams_run_later_and_in_order)
@@ -74,13 +90,15 @@ START_TEST(test_streams_run_later_and_in_order)
     void *d;
     cudaStream_t blocking, nonblocking;
     cudaEvent_t ev, legacy_ev, other_ev;
+    uint32_t *word = host_word();
     OK(cudaMalloc(&d, 4096));
     OK(cudaStreamCreate(&blocking));
     OK(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking));
     OK(cudaEventCreate(&ev));
     OK(cudaEventCreate(&legacy_ev));
     OK(cudaEventCreate(&other_ev));
-    OK(cudaLaunchHostFunc(blocking, hold, NULL));
+    /* Held on the device until the host writes the word (a host function would hold every stream). */
+    ck_assert_int_eq(wait_value()((CUstream)blocking, (CUdeviceptr)word, 5, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
     OK(cudaMemcpyAsync(d, &value, sizeof(value), cudaMemcpyHostToDevice, blocking));
     OK(cudaEventRecord(ev, blocking));
     ck_assert_int_eq(cudaStreamQuery(blocking), cudaErrorNotReady);
@@ -96,15 +114,50 @@ START_TEST(test_streams_run_later_and_in_order)
     /* A stream made to wait for the event runs after it. */
     OK(cudaStreamWaitEvent(nonblocking, ev, 0));
     OK(cudaMemcpyAsync(&got, d, sizeof(got), cudaMemcpyDeviceToHost, nonblocking));
+    __atomic_store_n(word, 4, __ATOMIC_RELEASE); /* not yet: GEQ 5 */
     usleep(20000);
     ck_assert_int_eq(got, 0);
-    atomic_store(&released, 1);
+    __atomic_store_n(word, 6, __ATOMIC_RELEASE);
     OK(cudaStreamSynchronize(nonblocking));
     ck_assert_int_eq(got, 42);
     OK(cudaDeviceSynchronize());
     OK(cudaEventQuery(legacy_ev));
     OK(cudaStreamDestroy(blocking));
     OK(cudaStreamDestroy(nonblocking));
+    OK(cudaFree(d));
+}
+END_TEST
+
+/* CUDA lets a host function hold device work queued after it on any stream
+ * (the emulation does): one that waits for such work waits for good. */
+static atomic_int host_fn_saw;
+static void CUDART_CB look_for_later_work(void *arg)
+{
+    for (int i = 0; i < 100; i++) { /* 100 ms */
+        if (*(volatile int *)arg)
+            break;
+        usleep(1000);
+    }
+    atomic_store(&host_fn_saw, *(volatile int *)arg);
+}
+
+START_TEST(test_host_function_holds_later_work)
+{
+    static int flag;
+    int one = 1;
+    void *d;
+    cudaStream_t a, b;
+    OK(cudaMalloc(&d, 64));
+    OK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+    OK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+    OK(cudaLaunchHostFunc(a, look_for_later_work, &flag));
+    /* Queued after the host function, on another stream: it may not start before it returned. */
+    OK(cudaMemcpyAsync(d, &one, sizeof(one), cudaMemcpyHostToDevice, b));
+    OK(cudaMemcpyAsync(&flag, d, sizeof(flag), cudaMemcpyDeviceToHost, b));
+    OK(cudaStreamSynchronize(b));
+    ck_assert_int_eq(flag, 1);
+    OK(cudaStreamSynchronize(a));
+    ck_assert_int_eq(atomic_load(&host_fn_saw), 0);
     OK(cudaFree(d));
 }
 END_TEST
@@ -266,6 +319,7 @@ int main(void)
     tcase_add_test_raise_signal(tc, test_host_access_to_device_memory_faults, SIGSEGV);
     tcase_add_test(tc, test_copies_and_direction_checks);
     tcase_add_test(tc, test_streams_run_later_and_in_order);
+    tcase_add_test(tc, test_host_function_holds_later_work);
     tcase_add_test(tc, test_ipc_between_processes);
     tcase_add_test(tc, test_out_of_memory_and_addresses_reused);
     tcase_add_test(tc, test_visible_devices);
