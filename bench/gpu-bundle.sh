@@ -83,6 +83,8 @@ export PATH=\$root/usr/bin:\$PATH
 export LD_LIBRARY_PATH=\$root$libdir:\$root$libdir/openmpi/lib:\$root$libdir/pmix2/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
 export OPAL_PREFIX=\$root/usr OPAL_LIBDIR=\$root$libdir/openmpi/lib OPAL_SYSCONFDIR=\$root/etc/openmpi
 export OPAL_PKGDATADIR=\$root/usr/share/openmpi PMIX_INSTALL_PREFIX=\$root$libdir/pmix2
+# PMIx's components from the bundle too, not from a PMIx the machine has.
+export PMIX_MCA_mca_base_component_path=\$root$libdir/pmix2/lib/pmix
 # PMIx reads its help texts from where it was built to live: link them there
 # where nothing is.
 [ -e $libdir/pmix2 ] || ln -s "\$root$libdir/pmix2" $libdir/pmix2

@@ -62,7 +62,7 @@ fi
 while read -r nodes gpus lanes helpers extra; do
     [ -n "$nodes" ] || continue
     ranks=$((nodes * gpus * lanes))
-    envs="DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers DDL_TIMEOUT=60 DDL_TEST_QUICK=1 \
+    envs="DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers DDL_TIMEOUT=${DDL_TEST_TIMEOUT:-60} DDL_TEST_QUICK=1 \
 $(echo "$extra" | tr ':' ' ')"
     name="$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra"
     if out=$(env $envs timeout 600 $MPIRUN -n "$ranks" "$prog" < /dev/null 2>&1); then

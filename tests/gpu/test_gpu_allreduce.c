@@ -17,6 +17,7 @@
 
 #include "ddl.h"
 #include "refdata.h"
+#include "watchdog.h"
 
 #define LARGE_COUNT ((1u << 20) + 3)
 
@@ -78,6 +79,10 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
     size_t bytes = count * ddl_dtype_size(t);
     int owner = x->info.role == DDL_ROLE_OWNER;
     x->cases++;
+    char what[120];
+    snprintf(what, sizeof(what), "%s %s count %zu %s%s", ddl_dtype_name(t), ddl_redop_name(op), count,
+             inplace ? "in-place" : "out-of-place", call_names[streamed]);
+    ddl_watchdog_step("%s: filling the buffers", what);
     if (owner) {
         void *target = inplace ? x->drecv : x->dsend;
         ddl_ref_fill(x->hsend, count, t, op, x->info.owner_rank, seed);
@@ -93,6 +98,7 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
     const void *send = owner ? (inplace ? DDL_IN_PLACE : x->dsend) : NULL;
     void *recv = owner ? x->drecv : NULL;
     ddl_status_t st;
+    ddl_watchdog_step("%s: the allreduce", what);
     if (streamed == CALL_NONBLOCKING) {
         ddl_request_t *req = NULL;
         st = ddl_iallreduce_stream(send, recv, (int64_t)count, t, op, DDL_MEM_DEVICE, owner ? x->stream : NULL, x->comm,
@@ -102,8 +108,10 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
             if ((st = ddl_wait_stream(req, x->stream)) == DDL_OK)
                 check_cuda(cudaMemcpyAsync(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost, x->stream),
                            "reading the result on the stream");
+            ddl_watchdog_step("%s: cudaStreamSynchronize after ddl_wait_stream", what);
             check_cuda(cudaStreamSynchronize(x->stream), "waiting for the stream");
         }
+        ddl_watchdog_step("%s: ddl_wait", what);
         if (st == DDL_OK)
             st = ddl_wait(req);
         ddl_request_free(req);
@@ -115,10 +123,13 @@ static void run_case(ctx_t *x, ddl_dtype_t t, ddl_redop_t op, size_t count, int 
         fail(x, t, op, count, inplace, streamed, ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    ddl_watchdog_step("%s: reading the result", what);
     if (owner && streamed != CALL_NONBLOCKING)
         check_cuda(cudaMemcpy(x->hrecv, x->drecv, bytes, cudaMemcpyDeviceToHost), "reading the result");
+    ddl_watchdog_step("%s: the host path's allreduce of the same inputs", what);
     if (x->same_as_host)
         compare_with_host(x, t, op, count, inplace, streamed);
+    ddl_watchdog_step("%s: checking the result", what);
     if (!owner)
         return;
     int bad = 0;
@@ -158,6 +169,7 @@ static void run_inflight(ctx_t *x, size_t part, uint64_t seed)
     size_t bytes = part * sizeof(float);
     ddl_request_t *req[INFLIGHT];
     x->cases++;
+    ddl_watchdog_step("%d requests in flight of %zu float: posting", INFLIGHT, part);
     if (owner) {
         for (int k = 0; k < INFLIGHT; k++)
             ddl_ref_fill((char *)x->hsend + k * bytes, part, DDL_DTYPE_F32, DDL_REDOP_SUM, x->info.owner_rank, seed + k);
@@ -172,6 +184,7 @@ static void run_inflight(ctx_t *x, size_t part, uint64_t seed)
             fail(x, DDL_DTYPE_F32, DDL_REDOP_SUM, part, 1, CALL_NONBLOCKING, ddl_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+    ddl_watchdog_step("%d requests in flight of %zu float: waiting", INFLIGHT, part);
     if (owner) {
         check_cuda(cudaMemcpyAsync(x->hrecv, x->drecv, INFLIGHT * bytes, cudaMemcpyDeviceToHost, x->stream),
                    "reading the results on the stream");
@@ -221,6 +234,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     ddl_comm_info(x.comm, &x.info);
+    if (!(x.info.role == DDL_ROLE_HELPER && cfg.helper_mode == DDL_HELPERS_SERVE)) /* serving waits as long as it must */
+        ddl_watchdog_start(x.info.rank);
     /* Virtual GPUs round-robin over the physical ones, virtual nodes' GPUs
      * apart while there are enough (NCCL refuses two ranks of a communicator
      * on one GPU). */
@@ -257,6 +272,7 @@ int main(int argc, char **argv)
         /* New allocations where the old ones were (a caching allocator, and
          * the emulation, hand the same addresses out again): the node's other
          * ranks must map them anew, not read the freed ones. */
+        ddl_watchdog_step("freeing and allocating the buffers again");
         if (x.info.role == DDL_ROLE_OWNER) {
             void *old_send = x.dsend, *old_recv = x.drecv;
             check_cuda(cudaFree(x.dsend), "cudaFree");
@@ -269,6 +285,7 @@ int main(int argc, char **argv)
         for (int inplace = 0; inplace < 2; inplace++, seed++)
             run_case(&x, DDL_DTYPE_F32, DDL_REDOP_SUM, 65537, inplace, CALL_BLOCKING, seed);
     }
+    ddl_watchdog_step("the totals and ddl_comm_destroy");
     /* Totals over the owners (serve-mode helpers join no collective of ours). */
     int failures = x.failures;
     if (x.info.role == DDL_ROLE_OWNER) {
