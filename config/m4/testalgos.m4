@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # --enable-test-algos: libddl, its tools and ddl-sim also get the lane
 # algorithms of tests/algo (one file and one row each, read at the end of
-# runtime/algo/inter_algos.def), to test that a new algorithm needs nothing
+# runtime/core/inter_algos.def), to test that a new algorithm needs nothing
 # else.  Never in a release build.
 AC_DEFUN([DDL_CHECK_TEST_ALGOS], [
   AC_ARG_ENABLE([test-algos], [AS_HELP_STRING([--enable-test-algos],

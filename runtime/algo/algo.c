@@ -1,20 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The algorithms' names and one-line descriptions (algo.h): what DDL_ALGO,
- * DDL_LANE_ALGO and DDL_GPU_TRANSPORT accept and what ddl-info prints.  Uses
- * nothing but the ids of gpu.h. */
+/* The algorithms' one-line descriptions (algo.h), which ddl-info prints: the
+ * allreduce paths, the lane algorithms (from their rows) and the device
+ * transports.  Uses nothing but the ids of core/choices.h. */
 #include "config.h"
 
 #include "algo.h"
-#include "gpu.h"
-
-const char *const ddl_algo_names[] = {"auto", "mpi", "lane", "multiring", NULL};
-const char *const ddl_inter_algo_names[] = {
-    "auto",
-#define DDL_INTER_ROW(ID, name, ...) name,
-#include "inter_algos.def"
-#undef DDL_INTER_ROW
-    NULL};
-const char *const ddl_gpu_transport_names[] = {"auto", "staged", "mpi", "nccl", NULL};
 
 static const ddl_algo_desc_t algos[] = {
     {"allreduce", DDL_ALGO_AUTO, "auto",

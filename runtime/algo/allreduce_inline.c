@@ -5,6 +5,7 @@
  * order, so the results are bit-identical.  One meeting in all, where the
  * system MPI_Allreduce plus a separate signature check would take two. */
 #include "config.h"
+#include "signature.h"
 
 #include <string.h>
 

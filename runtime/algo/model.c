@@ -11,15 +11,6 @@
 #include "parse.h"
 #include "steps.h"
 
-void ddl_model_defaults(ddl_model_t *m)
-{
-    for (int d = 0; d < DDL_GRID_MAX_DIMS; d++) {
-        m->link[d] = (ddl_link_t){DDL_MODEL_ALPHA_DEFAULT, DDL_MODEL_BETA_DEFAULT};
-        m->measured[d] = 0;
-    }
-    m->gamma = DDL_MODEL_GAMMA_DEFAULT;
-}
-
 double ddl_model_ring(const ddl_model_t *m, int dim, int p, double b)
 {
     if (p < 2)

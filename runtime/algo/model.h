@@ -20,32 +20,12 @@
 #include <stddef.h>
 
 #include "grid.h"
-
-/* Measured with ddl-tune on bench/emu-cluster.sh (2 nodes x 2 rails, 1 Gbit/s
- * tbf, bench/RESULTS.md): the medians of four runs. */
-#define DDL_MODEL_ALPHA_DEFAULT 12e-6           /* s per message */
-#define DDL_MODEL_BETA_DEFAULT (1.0 / 154e6)    /* s per byte */
-#define DDL_MODEL_GAMMA_DEFAULT (1.0 / 7000e6)  /* s per byte reduced (f32 sum) */
+#include "tuning.h" /* the model's numbers (ddl_model_t), as the tuning file carries them */
 
 /* Rabenseifner is chosen only when the model makes it this much faster than
  * the ring (its row in inter_algos.def says why): measured on 2 emulated racks, where it took
  * 1.6x to 2x the ring's time (bench/RESULTS.md). */
 #define DDL_MODEL_RAB_MARGIN (1.0 / 0.8)
-
-typedef struct {
-    double alpha, beta;
-} ddl_link_t;
-
-typedef struct {
-    ddl_link_t link[DDL_GRID_MAX_DIMS];
-    int measured[DDL_GRID_MAX_DIMS]; /* 1 when the tuning file gave the link */
-    double gamma;
-} ddl_model_t;
-
-/* Per-dimension algorithms of the multiring. */
-typedef enum { DDL_DIM_RING = 0, DDL_DIM_RD = 1 } ddl_dim_algo_t;
-
-void ddl_model_defaults(ddl_model_t *m);
 
 /* Each lane algorithm's cost (ddl_model_ring, _rd, _rab) is declared with its
  * row (inter.h). */

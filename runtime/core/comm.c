@@ -5,6 +5,7 @@
  * and destroying one is the composition root's (root/create.c), which builds
  * every layer.  Uses core only. */
 #include "config.h"
+#include "signature.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The table of settings (params.h): every DDL_* variable, parsed, checked and
- * agreed.  Uses core's parsers and the names of algo.h, gpu.h, grid.h. */
+ * agreed.  Uses core's parsers, the settings' values (choices.h), grid.h and
+ * the tuning file's parser (tuning.h). */
 #include "config.h"
 
 #include <limits.h>
@@ -12,8 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "algo.h"
-#include "gpu.h"
+#include "choices.h"
 #include "grid.h"
 #include "log.h"
 #include "params.h"

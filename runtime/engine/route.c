@@ -6,6 +6,7 @@
  * On the lane path, also the call's plan (lane algorithm, chunk, DDL_EXPLORE's
  * trial) and DDL_EXPLORE's record of it (ddl_route_lane). */
 #include "config.h"
+#include "signature.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -15,14 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "choices.h"
 #include "ddl.h"
 #include "ipc_cache.h"
 
 struct ddl_comm;
 
-/* DDL_GPU_TRANSPORT; the names are ddl_gpu_transport_names (algo/algo.c, with the other names). */
-typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
-extern const char *const ddl_gpu_transport_names[];
+/* DDL_GPU_TRANSPORT's values: ddl_gpu_transport_t (core/choices.h). */
 
 /* Was the library built with CUDA? */
 int ddl_gpu_built(void);

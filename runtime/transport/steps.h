@@ -4,7 +4,7 @@
  * so that two chunks can be in flight while the node reduces the next one.
  * The step list and its executor are the transport's (host-mpi runs it); each
  * lane algorithm only builds a list (algo/inter_ring.c, inter_rd.c,
- * inter_rab.c, from the rows of algo/inter_algos.def). */
+ * inter_rab.c, from the rows of core/inter_algos.def). */
 #ifndef DDL_STEPS_H
 #define DDL_STEPS_H
 

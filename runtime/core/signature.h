@@ -17,6 +17,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "choices.h"
 #include "ddl.h"
 #include "ddl_limits.h"
 
@@ -31,12 +32,11 @@ typedef struct {
 } ddl_sig_t;
 
 #define DDL_SIG_FIELDS 8
-#define DDL_SIG_ALGO_MPI 1 /* DDL_ALGO_MPI (algo.h; checked in signature.c) */
 
 /* Is s a call on the owners' MPI path (else the lanes)? */
 static inline int ddl_sig_mpi_side(const ddl_sig_t *s)
 {
-    return s->algo == DDL_SIG_ALGO_MPI;
+    return s->algo == DDL_ALGO_MPI;
 }
 #define DDL_SIG_NODE_DISAGREES 1 /* the ranks of this signature's node called differently */
 #define DDL_SIG_BAD_BUFFER 2     /* this owner's buffers cannot be used (it says why) */

@@ -8,13 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo.h"
+#include "choices.h"
 #include "log.h"
 #include "node.h"
 #include "reduce.h"
 #include "signature.h"
 
-_Static_assert(DDL_SIG_ALGO_MPI == DDL_ALGO_MPI, "the signature names the MPI path by its algorithm id");
 
 static void to_vector(const ddl_sig_t *s, int64_t *v)
 {
@@ -173,7 +172,7 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
 static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
 {
     const int64_t *h = mine->ext;
-    int reduce = h[F_ALGO] == DDL_SIG_ALGO_MPI && h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
+    int reduce = h[F_ALGO] == DDL_ALGO_MPI && h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
                  memcmp(mine->ext, theirs->ext, sizeof(mine->ext)) == 0;
     size_t esize = reduce ? ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) : 0;
     /* Equal to this rank's own signature, which its checks passed: the type,

@@ -25,10 +25,33 @@
 #include <stdio.h>
 
 #include "ddl.h"
-
-#include "model.h"
+#include "grid.h"
 
 #define DDL_TUNING_MAX_BANDS 64
+
+/* The cost model's numbers (algo/model.h computes with them): per grid
+ * dimension a link's latency alpha (s) and time per byte beta (s), and the
+ * host reduction's time per byte gamma.  Without `link` and `reduce` lines,
+ * these defaults, measured with ddl-tune on bench/emu-cluster.sh (2 nodes x 2
+ * rails, 1 Gbit/s tbf, bench/RESULTS.md): the medians of four runs. */
+#define DDL_MODEL_ALPHA_DEFAULT 12e-6           /* s per message */
+#define DDL_MODEL_BETA_DEFAULT (1.0 / 154e6)    /* s per byte */
+#define DDL_MODEL_GAMMA_DEFAULT (1.0 / 7000e6)  /* s per byte reduced (f32 sum) */
+
+typedef struct {
+    double alpha, beta;
+} ddl_link_t;
+
+typedef struct {
+    ddl_link_t link[DDL_GRID_MAX_DIMS];
+    int measured[DDL_GRID_MAX_DIMS]; /* 1 when the tuning file gave the link */
+    double gamma;
+} ddl_model_t;
+
+/* Per-dimension algorithms of the multiring (a band's dims=). */
+typedef enum { DDL_DIM_RING = 0, DDL_DIM_RD = 1 } ddl_dim_algo_t;
+
+void ddl_model_defaults(ddl_model_t *m);
 
 typedef struct {
     size_t min, max;  /* max == SIZE_MAX: no upper end */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The tuning file (tuning.h): parsing bands and link lines, writing them.
- * Uses core's parsers and the algorithms' names. */
+/* The tuning file (tuning.h): parsing bands and link lines, writing them, and
+ * the cost model's default numbers.  Uses core's parsers and the settings'
+ * values (choices.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -14,11 +15,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "algo.h"
+#include "choices.h"
 #include "ddl_limits.h"
 #include "log.h"
 #include "parse.h"
 #include "tuning.h"
+
+void ddl_model_defaults(ddl_model_t *m)
+{
+    for (int d = 0; d < DDL_GRID_MAX_DIMS; d++) {
+        m->link[d] = (ddl_link_t){DDL_MODEL_ALPHA_DEFAULT, DDL_MODEL_BETA_DEFAULT};
+        m->measured[d] = 0;
+    }
+    m->gamma = DDL_MODEL_GAMMA_DEFAULT;
+}
 
 static int parse_algo(const char *word, ddl_band_t *b)
 {

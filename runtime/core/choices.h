@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The values of the enumerated settings, by id and by name: the allreduce
+ * paths (DDL_ALGO), the lane algorithms (DDL_LANE_ALGO: one id per row of
+ * inter_algos.def, the table every part of the runtime iterates), the device
+ * transports (DDL_GPU_TRANSPORT).  The settings table and the tuning file's
+ * parser read them here; the layers that implement them build on these ids
+ * (algo.h gives the descriptions ddl-info prints). */
+#ifndef DDL_CHOICES_H
+#define DDL_CHOICES_H
+
+typedef enum { DDL_ALGO_AUTO = 0, DDL_ALGO_MPI, DDL_ALGO_LANE, DDL_ALGO_MULTIRING, DDL_ALGO_COUNT } ddl_algo_id_t;
+
+/* DDL_INTER_AUTO (the cost model chooses per chunk), then one id per row of
+ * inter_algos.def, in its order. */
+typedef enum {
+    DDL_INTER_AUTO = 0,
+#define DDL_INTER_ROW(ID, ...) DDL_INTER_##ID,
+#include "inter_algos.def"
+#undef DDL_INTER_ROW
+    DDL_INTER_COUNT
+} ddl_inter_algo_id_t;
+#define DDL_INTER_ALGOS (DDL_INTER_COUNT - 1) /* the rows */
+
+typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
+
+/* Indexed by the ids above, NULL-terminated. */
+extern const char *const ddl_algo_names[];
+extern const char *const ddl_inter_algo_names[];
+extern const char *const ddl_gpu_transport_names[];
+
+#endif
