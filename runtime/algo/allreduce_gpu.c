@@ -10,12 +10,13 @@
 
 #include "chunks.h"
 #include "comm.h"
-#include "pipeline.h"
-#include "transport.h"
 #include "gpu_cuda.h"
 #include "gpu_kernels.h"
 #include "log.h"
+#include "paths.h"
+#include "pipeline.h"
 #include "slice.h"
+#include "transport.h"
 
 #define CHUNK_ALIGN 256 /* device copies and packed kernel loads stay aligned */
 

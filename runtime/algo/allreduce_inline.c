@@ -5,14 +5,15 @@
  * order, so the results are bit-identical.  One meeting in all, where the
  * system MPI_Allreduce plus a separate signature check would take two. */
 #include "config.h"
-#include "signature.h"
 
 #include <string.h>
 
 #include "algo.h"
 #include "comm.h"
 #include "log.h"
+#include "paths.h"
 #include "reduce.h"
+#include "signature.h"
 
 int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {

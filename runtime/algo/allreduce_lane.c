@@ -12,16 +12,17 @@
 #include <string.h>
 
 #include "algo.h"
+#include "chunks.h"
 #include "comm.h"
 #include "gpu.h"
 #include "log.h"
-#include "trace.h"
 #include "model.h"
-#include "reduce.h"
-#include "chunks.h"
+#include "paths.h"
 #include "pipeline.h"
-#include "transport.h"
+#include "reduce.h"
 #include "slice.h"
+#include "trace.h"
+#include "transport.h"
 
 #define BLOCK_BYTES 16384 /* single node: reduce through an L1-sized block */
 
@@ -284,11 +285,9 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
                            bytes / (size_t)c->info.local_size, c->scratch_bytes);
 }
 
-/* Where a call's time goes, phase by phase: always counted (ddl_comm_phases;
- * a few clock reads against a call of tens of microseconds at least), logged
- * at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
-const char *const ddl_phase_names[DDL_PH_COUNT] = {
-    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out", DDL_STAGE_NAMES};
+/* Where a call's time goes, phase by phase (core/phases.h): always counted
+ * (ddl_comm_phases; a few clock reads against a call of tens of microseconds
+ * at least), logged at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
 enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline counts the rest (pipeline.c) */
 
 static void lap(ddl_comm_t *c, int phase, double *last)

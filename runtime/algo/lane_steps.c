@@ -9,10 +9,11 @@
 #include <stdio.h>
 
 #include "algo.h"
-#include "inter.h"
 #include "comm.h"
+#include "inter.h"
 #include "log.h"
 #include "model.h"
+#include "paths.h"
 
 /* At INFO, rank 0 says once per power-of-two chunk size what the model chose and why. */
 static void log_model_choice(ddl_comm_t *c, int multiring, size_t bytes, int algo, const unsigned char *dims)

@@ -13,6 +13,7 @@
 #include "chunks.h"
 #include "ddl.h"
 #include "ddl_limits.h"
+#include "phases.h"
 
 /* The most chunks in flight (DDL_INFLIGHT's upper bound). */
 #define DDL_PIPELINE_MAX_DEPTH DDL_INFLIGHT_MAX /* ddl_limits.h */
@@ -41,7 +42,6 @@ typedef struct {
 /* The stages whose time the driver adds up, in this order (the last three of a
  * lane call's phases, ddl_comm_phases). */
 enum { DDL_STAGE_FILL, DDL_STAGE_WAIT, DDL_STAGE_DRAIN, DDL_STAGES };
-#define DDL_STAGE_NAMES "intra-node reduce", "wait between nodes", "write-back"
 
 /* The chunks of plan (offsets relative to `off`, elements of esize bytes) with
  * `depth` in flight; stage_seconds[DDL_STAGES] gets each stage's time added. */

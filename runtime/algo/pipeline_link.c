@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "comm.h"
+#include "paths.h"
 #include "pipeline.h"
 #include "transport.h"
 
@@ -21,7 +22,7 @@ struct transport_link {
 static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
 {
     const struct transport_link *l = ctx;
-    return l->t->start(l->c, &l->call->plan, slot, buf, n, l->call->dtype, l->call->op);
+    return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, n, l->call->dtype, l->call->op);
 }
 
 static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)

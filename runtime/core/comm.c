@@ -5,7 +5,6 @@
  * and destroying one is the composition root's (root/create.c), which builds
  * every layer.  Uses core only. */
 #include "config.h"
-#include "signature.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 
 #include "comm.h"
 #include "log.h"
+#include "signature.h"
 
 bool ddl_comm_is_live(const ddl_comm_t *c) { return c && c->magic == DDL_COMM_LIVE; }
 
@@ -56,6 +56,8 @@ int ddl_comm_stats(const ddl_comm_t *c, ddl_dim_stats_t *stats, int max)
     }
     return n;
 }
+
+const char *const ddl_phase_names[DDL_PH_COUNT] = {DDL_PHASE_NAMES};
 
 int ddl_comm_phases(const ddl_comm_t *c, ddl_phase_stats_t *phases, int max)
 {

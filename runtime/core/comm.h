@@ -14,6 +14,7 @@
 #include "heap.h"
 #include "node.h"
 #include "params.h"
+#include "phases.h"
 
 #define DDL_NSCHED DDL_INFLIGHT_MAX /* the most chunks in flight between nodes (DDL_INFLIGHT) */
 
@@ -24,11 +25,6 @@ struct ddl_online;  /* select/online.h: online selection's size classes */
 struct ddl_sched;   /* transport/steps.h: one lane schedule (a pipeline slot's step list in flight) */
 struct ddl_step;    /* transport/steps.h: one step of a schedule */
 
-/* A lane call's phases, in order; the last three are parts of DDL_PH_NODES
- * (the chunk pipeline between nodes).  Names: ddl_phase_names (allreduce_lane.c). */
-enum { DDL_PH_COPY_IN, DDL_PH_BARRIER_IN, DDL_PH_SIGNATURES, DDL_PH_NODES, DDL_PH_BARRIER_OUT, DDL_PH_COPY_OUT,
-       DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_COUNT };
-extern const char *const ddl_phase_names[DDL_PH_COUNT];
 
 typedef struct {
     void *ptr;
@@ -95,38 +91,6 @@ bool ddl_comm_is_live(const ddl_comm_t *comm);
  * call with it is refused). */
 void ddl_comm_bury(ddl_comm_t *comm);
 
-/* The allreduce algorithms. */
-/* The system MPI's type and op for (dtype, op) when it has them natively; 0
- * when the runtime supplies its own (8-bit integers, 16-bit floats). */
-int ddl_mpi_native(ddl_dtype_t dtype, ddl_redop_t op, MPI_Datatype *type, MPI_Op *mop);
-/* The owners' system MPI_Allreduce of call (a host copy of device buffers). */
-ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, ddl_comm_t *comm);
-/* The lane allreduce of call, planned (call->plan: engine/route.c's
- * ddl_route_lane) on owners and collective helpers; serve-mode helpers pass a
- * call with the owner's count, type and op and take its plan from its request.
- * Its buffers are used on owners only. */
-ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multiring);
-/* The device allreduce of the lane algorithm (algo/allreduce_gpu.c, built with
- * CUDA), from the point where every owner has posted its request and the node
- * has met: all of the node's owners posted device buffers.  own_send/own_recv:
- * the owner's own pointers (NULL on helpers). */
-ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv);
-/* The chunk a lane call of `bytes` uses before online selection scales it: the
- * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
-size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
-/* The step list between the nodes for a chunk of n elements of a call with
- * plan (algo/lane_steps.c): *nsteps entries of steps. */
-ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n, size_t esize, struct ddl_step *steps,
-                            int *nsteps);
-/* The smallest messages (allreduce_inline.c): does this call's data travel
- * with its signature, through the control block on one node or in the
- * signature exchange between nodes (the same answer on every owner that
- * agrees on the signature)? */
-int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes);
-/* Before the owners meet: this owner's data into its slot. */
-void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes);
-/* After they met and agreed: the sum (op) of every owner's data into recvbuf. */
-void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op);
 /* Between nodes: this owner's part in the owners' exchange of signatures of
  * its call (every owner takes part once per call, whatever its path;
  * data/result: the MPI path's smallest messages travel with it, else NULL;

@@ -32,8 +32,3 @@ ddl_status_t ddl_finalize_mpi(void)
     initialised_here = 0;
     return DDL_OK;
 }
-
-ddl_status_t ddl_comm_create_world(const ddl_config_t *cfg, ddl_comm_t **out)
-{
-    return ddl_comm_create(MPI_COMM_WORLD, cfg, out);
-}

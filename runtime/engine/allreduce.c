@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
+#include "paths.h"
 #include "reduce.h"
 #include "route.h"
 #include "signature.h"

@@ -6,7 +6,6 @@
  * On the lane path, also the call's plan (lane algorithm, chunk, DDL_EXPLORE's
  * trial) and DDL_EXPLORE's record of it (ddl_route_lane). */
 #include "config.h"
-#include "signature.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,9 +17,11 @@
 #include "algo.h"
 #include "comm.h"
 #include "explore.h"
-#include "online.h"
 #include "log.h"
+#include "online.h"
+#include "paths.h"
 #include "route.h"
+#include "signature.h"
 
 _Static_assert(DDL_ONLINE_MAX_CANDIDATES <= DDL_AGREE_MAX, "the ranks agree on every candidate's time at once");
 

@@ -548,3 +548,8 @@ ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
     ddl_comm_bury(c);
     return DDL_OK;
 }
+
+ddl_status_t ddl_comm_create_world(const ddl_config_t *cfg, ddl_comm_t **out)
+{
+    return ddl_comm_create(MPI_COMM_WORLD, cfg, out);
+}

@@ -11,12 +11,12 @@
 #include "steps.h"
 #include "transport.h"
 
-static ddl_status_t host_start(ddl_comm_t *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
-                              ddl_dtype_t dtype, ddl_redop_t op)
+static ddl_status_t host_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
+                              size_t n, ddl_dtype_t dtype, ddl_redop_t op)
 {
     ddl_sched_t *s = &c->sched[slot];
     int nsteps;
-    ddl_status_t st = ddl_lane_steps(c, plan, n, ddl_dtype_size(dtype), s->steps, &nsteps);
+    ddl_status_t st = build(c, plan, n, ddl_dtype_size(dtype), s->steps, &nsteps);
     if (st == DDL_OK)
         ddl_sched_start(s, nsteps, buf, c->tmp[slot], ddl_dtype_size(dtype), ddl_reduce_fn(dtype, op));
     return st;

@@ -22,15 +22,23 @@
 #include "node.h"
 
 struct ddl_comm;
+struct ddl_step;
+
+/* Builds the chunk's step list between nodes for the call's plan (algo's
+ * ddl_lane_steps, passed down by the pipeline): the host schedules run it;
+ * a transport with its own collective (NCCL, CUDA-aware MPI) does not call it. */
+typedef ddl_status_t (*ddl_steps_fn)(struct ddl_comm *c, const ddl_call_plan_t *plan, size_t n, size_t esize,
+                                     struct ddl_step *steps, int *nsteps);
 
 typedef struct ddl_transport {
     const char *name;
     /* Can it carry this call's chunks (device or host buffers, type, op)? */
     int (*usable)(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
     /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`)
-     * with the call's plan (its lane algorithm, or the grid's). */
-    ddl_status_t (*start)(struct ddl_comm *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
-                          ddl_dtype_t dtype, ddl_redop_t op);
+     * with the call's plan (its lane algorithm, or the grid's), whose steps
+     * `steps` builds. */
+    ddl_status_t (*start)(struct ddl_comm *c, const ddl_call_plan_t *plan, ddl_steps_fn steps, int slot, void *buf,
+                          size_t n, ddl_dtype_t dtype, ddl_redop_t op);
     /* Wait until buf holds the lane's result (every wait has DDL_TIMEOUT). */
     ddl_status_t (*finish)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype);
 } ddl_transport_t;

@@ -10,18 +10,19 @@
 #include "gpu_cuda.h"
 #include "gpu_nccl.h"
 #include "log.h"
+#include "mpi_types.h"
 #include "transport.h"
 
 /* staged: through the slot's pinned host buffer and the host-mpi row. */
-static ddl_status_t staged_start(ddl_comm_t *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
-                                 ddl_dtype_t dtype, ddl_redop_t op)
+static ddl_status_t staged_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
+                                 size_t n, ddl_dtype_t dtype, ddl_redop_t op)
 {
     cudaError_t rc = cudaMemcpyAsync(c->scratch[slot], buf, n * ddl_dtype_size(dtype), cudaMemcpyDeviceToHost,
                                      c->gpu->stream);
     if (rc != cudaSuccess)
         return ddl_cuda_error(rc, "copying a chunk to the host");
     ddl_status_t st = ddl_gpu_wait(c, "the device-to-host copy");
-    return st == DDL_OK ? ddl_transport_host_mpi.start(c, plan, slot, c->scratch[slot], n, dtype, op) : st;
+    return st == DDL_OK ? ddl_transport_host_mpi.start(c, plan, build, slot, c->scratch[slot], n, dtype, op) : st;
 }
 
 static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
@@ -38,10 +39,10 @@ static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, 
 }
 
 /* cuda-mpi: MPI_Iallreduce on the device chunk once the reduction kernel is done. */
-static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
-                              ddl_dtype_t dtype, ddl_redop_t op)
+static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
+                              size_t n, ddl_dtype_t dtype, ddl_redop_t op)
 {
-    (void)plan; /* the MPI library chooses its own algorithm */
+    (void)plan, (void)build; /* the MPI library chooses its own algorithm */
     MPI_Datatype type;
     MPI_Op mop;
     ddl_mpi_native(dtype, op, &type, &mop); /* ddl_transport_for checked that MPI has them */
@@ -64,10 +65,10 @@ static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl
 /* nccl: queued on the rank's stream after the reduction kernel; the stream
  * orders it with the averaging and the copies out (ddl_gpu_wait at the end
  * watches NCCL's error state). */
-static ddl_status_t nccl_start(ddl_comm_t *c, const ddl_call_plan_t *plan, int slot, void *buf, size_t n,
-                               ddl_dtype_t dtype, ddl_redop_t op)
+static ddl_status_t nccl_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
+                               size_t n, ddl_dtype_t dtype, ddl_redop_t op)
 {
-    (void)plan, (void)slot; /* NCCL chooses its own algorithm; the stream orders the slots */
+    (void)plan, (void)build, (void)slot; /* NCCL chooses its own algorithm; the stream orders the slots */
     struct ddl_gpu *g = c->gpu;
     ddl_status_t st = DDL_OK;
     if (!g->nccl && (st = ddl_nccl_create(c->lane_comm, c->set.timeout, &g->nccl)) != DDL_OK)

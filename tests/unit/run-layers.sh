@@ -12,6 +12,8 @@
 # include means no circle.  The includes that go up today are listed in
 # tests/unit/layers.allow ("file -> header" a line): a new one fails, and so
 # does a listed one that is gone, so that the list only shrinks.
+# The built objects are read the same way: a symbol a file uses must be
+# defined in its layer or below.
 #   tests/unit/run-layers.sh [--list]    --list: print today's upward includes
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -66,8 +68,45 @@ if [ -n "$gone" ]; then
     sed 's/^/  /' <<< "$gone"
     fails=1
 fi
+# The same rule for what the objects use: a function or variable declared
+# low but defined higher passes the include check, not this one.  Reads the
+# built library's objects (libddl_core), those whose source is still there.
+top_builddir=${top_builddir:-$top_srcdir}
+objs=()
+for o in "$top_builddir"/runtime/*/.libs/libddl_core_la-*.o; do
+    [ -e "$o" ] || continue
+    dir=${o%/.libs/*}
+    base=${o##*/libddl_core_la-}
+    base=${base%.o}
+    src=runtime/${dir##*/}/$base
+    [ -e "$src.c" ] || [ -e "$src.cu" ] && objs+=("$o") # else a stale object of a moved file
+done
+# nm -A: "OBJECT: [VALUE] TYPE SYMBOL"; each object's layer by the rank() above.
+ranks=$(for d in core gpu transport algo select engine root powerai tools; do echo "runtime/$d $(rank runtime/$d)"; done)
+symbols_up=0
+if [ ${#objs[@]} -gt 0 ]; then
+    found=$(nm -A "${objs[@]}" | awk -v ranks="$ranks" '
+        BEGIN { n = split(ranks, r, "\n"); for (i = 1; i <= n; i++) { split(r[i], kv, " "); rank[kv[1]] = kv[2] } }
+        function source(o,   d, b) { d = o; sub(/\/\.libs\/.*/, "", d); sub(/.*\/runtime\//, "runtime/", d)
+                                     b = o; sub(/.*libddl_core_la-/, "", b); sub(/\.o:.*/, "", b); return d "/" b }
+        { obj = $1; sym = $NF; type = $(NF - 1) }
+        type ~ /^[TDBR]$/ { def[sym] = source(obj) }
+        type == "U" { use[++u] = source(obj) " " sym }
+        END { for (i = 1; i <= u; i++) { split(use[i], x, " "); d = def[x[2]]; if (d == "") continue
+                  f = x[1]; sub(/\/[^\/]*$/, "", f); t = d; sub(/\/[^\/]*$/, "", t)
+                  if (rank[t] > rank[f]) print "  " x[1] ".c uses " x[2] " of " d ".c" } }')
+    [ $? -eq 0 ] || { echo "FAIL: the symbols' check itself failed (nm or awk)"; symbols_up=1; }
+    if [ -n "$found" ]; then
+        echo "FAIL: what files use from a layer above (declared below, defined above):"
+        echo "$found"
+        symbols_up=1
+    fi
+fi
+[ $symbols_up -eq 0 ] || fails=1
 if [ $fails -eq 0 ]; then
     if [ -s "$up" ]; then echo "PASS: no new upward include ($(wc -l < "$up") known ones in $allow, to be removed)"
     else echo "PASS: no include goes up a layer"; fi
+    [ ${#objs[@]} -gt 0 ] && echo "PASS: no object uses a symbol of a layer above (${#objs[@]} objects of libddl_core)" ||
+        echo "# the symbols' check needs the built library (make), not found under $top_builddir"
 fi
 exit $fails

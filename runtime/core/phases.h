@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A lane call's phases, in order, and their names (ddl_comm_phases, the
+ * TRACE log, DDL_TRACE's events).  The last three are the stages of the chunk
+ * pipeline between nodes (algo/pipeline.h), parts of DDL_PH_NODES. */
+#ifndef DDL_PHASES_H
+#define DDL_PHASES_H
+
+enum { DDL_PH_COPY_IN, DDL_PH_BARRIER_IN, DDL_PH_SIGNATURES, DDL_PH_NODES, DDL_PH_BARRIER_OUT, DDL_PH_COPY_OUT,
+       DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_COUNT };
+#define DDL_STAGE_NAMES "intra-node reduce", "wait between nodes", "write-back"
+#define DDL_PHASE_NAMES \
+    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out", DDL_STAGE_NAMES
+extern const char *const ddl_phase_names[DDL_PH_COUNT]; /* core/comm.c */
+
+#endif
