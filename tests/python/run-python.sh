@@ -59,7 +59,7 @@ if train gloo 1 > "$dir/gloo.txt" 2>&1 && train ddl 2 > "$dir/ddl.txt" 2>&1; the
         fail "DDP with the DDL hook differs from gloo"
     fi
 else
-    fail "a training run failed"; tail -20 "$dir"/*.txt
+    fail "a training run failed"; tail -n 20 "$dir"/*.txt
 fi
 # Under srun, helpers running ddl-helper: the owners' program ends without
 # teardown, the helpers leave with them, and the step exits 0.

@@ -169,7 +169,7 @@ wait_idle() {
         sleep 0.2
     done
     in_hub sinfo -N 2>&1 || true
-    tail -20 "$dir"/log/*.log >&2 || true
+    tail -n 20 "$dir"/log/*.log >&2 || true
     die "nodes did not become idle in 30 s"
 }
 
