@@ -53,7 +53,9 @@ export top_builddir=$PWD top_srcdir=$PWD
 timeout 45 tests/unit/test_gpu > "$out/test_gpu.log" 2>&1
 unit=$?
 tail -3 "$out/test_gpu.log"
-timeout 360 bash tests/gpu/run-gpu.sh > "$out/run-gpu.log" 2>&1
+# A short DDL_TIMEOUT: a stall shows as a failure naming its case and step
+# (the test's watchdog: twice the timeout plus 30 s) well inside the limit.
+DDL_TEST_TIMEOUT=${DDL_TEST_TIMEOUT:-20} timeout 360 bash tests/gpu/run-gpu.sh > "$out/run-gpu.log" 2>&1
 rc=$?
 grep -E "^(PASS|FAIL|SKIP)|^# not run|passed, .* failed" "$out/run-gpu.log"
 [ $rc -eq 0 ] || { echo "GPU tests failed (exit $rc)"; grep -v '^PASS' "$out/run-gpu.log" | tail -40; }
