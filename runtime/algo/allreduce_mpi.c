@@ -3,7 +3,6 @@
  * (the types and ops MPI is given: core/mpi_types.h). */
 #include "config.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -143,7 +143,12 @@ ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
     return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: %s", what, reason);
 }
 
-ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg)
+/* A wait of this rank (for `what`) ended with st: a failed rank of its node
+ * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>"; a
+ * timeout becomes msg (the wait's own words: read only then), with a lane
+ * peer's word on why it failed first when one comes within a
+ * short grace; any other status is returned as it is. */
+static ddl_status_t wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg)
 {
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, what);
@@ -161,7 +166,7 @@ ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, con
             waiting_for(arg, whom, sizeof(whom));
         snprintf(msg, sizeof(msg), "%s timed out after %.1f s (DDL_TIMEOUT)%s", what, c->set.timeout, whom);
     }
-    return ddl_comm_wait_ended(c, st, what, msg);
+    return wait_ended(c, st, what, msg);
 }
 
 ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
@@ -178,7 +183,7 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
         return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
     char msg[512]; /* the exchange's own words on whom it waited for */
     snprintf(msg, sizeof(msg), "%s", ddl_last_error());
-    return ddl_comm_wait_ended(c, st, "ddl_allreduce: the owners' exchange of signatures", msg);
+    return wait_ended(c, st, "ddl_allreduce: the owners' exchange of signatures", msg);
 }
 
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call)

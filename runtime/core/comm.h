@@ -115,16 +115,12 @@ size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 /* A wait of this rank ended because a rank of its node failed: DDL_ERR_PEER_FAILED,
  * "<what> abandoned: <that rank's reason>". */
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);
-/* A wait of this rank (for `what`) ended with st: a failed rank of its node
- * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>"; a
- * timeout becomes msg (the wait's own words: read only then), with a lane
- * peer's word on why it failed first when one comes within a
- * short grace; any other status is returned as it is. */
-ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg);
 /* The one wait of the runtime's layers: until step(arg) says done (ddl_poll,
- * with DDL_TIMEOUT and the node's abort word), its end through
- * ddl_comm_wait_ended; after a timeout waiting_for (NULL: none) writes whom
- * the wait was for, as "; ..." or ": ...", into the message. */
+ * with DDL_TIMEOUT and the node's abort word): a failed rank of its node
+ * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>", a
+ * timeout "<what> timed out after T s (DDL_TIMEOUT)", with a lane peer's word
+ * on why it failed first when one comes within a short grace, and whom it
+ * waited for from waiting_for (NULL: none), as "; ..." or ": ...". */
 ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
                            void (*waiting_for)(void *arg, char *buf, size_t len));
 /* Mark the communicator broken, tell the node's ranks to stop waiting and

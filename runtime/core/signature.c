@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The always-on agreement check (signature.h): signatures compared in the
  * node's control block and exchanged among the owners.  Uses core and the
- * algorithms' names. */
+ * names of the settings' values (choices.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,7 +13,6 @@
 #include "node.h"
 #include "reduce.h"
 #include "signature.h"
-
 
 static void to_vector(const ddl_sig_t *s, int64_t *v)
 {

@@ -55,8 +55,7 @@ typedef struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;
 static emu_stream_t *streams, *legacy[EMU_MAX_DEVICES];
-/* Per device: the queue order of the next item, and of the oldest host
- * function not yet returned (UINT64_MAX: none). */
+/* Per device: the queue order of the next item queued on any of its streams. */
 static uint64_t next_stamp[EMU_MAX_DEVICES];
 
 /* Whether a host function queued on device phys before `stamp` has not
