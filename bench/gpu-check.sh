@@ -14,7 +14,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 step() { echo "== $*"; }
 
 step "machine"
@@ -38,6 +37,8 @@ else
     fi
     make -j"$(nproc)" check TESTS= >> "$out/build.log" 2>&1 || { echo "test programs failed to build"; exit 1; }
 fi
+export top_builddir=$PWD top_srcdir=$PWD
+. tests/mpi/lib.sh # MPIRUN and root's permission, as every test launches ranks
 # Open MPI's launcher wants an ssh or rsh agent to exist even for one host.
 command -v ssh > /dev/null || command -v rsh > /dev/null || export OMPI_MCA_plm_rsh_agent=false
 # NCCL is loaded at run time: the toolkit's, else the one a Python package brings.
@@ -45,11 +46,11 @@ if ! ldconfig -p | grep -q 'libnccl\.so\.2 ' && [ ! -e /usr/local/cuda/lib64/lib
     nccl=$(find /usr /opt -name libnccl.so.2 -path '*nvidia*' 2> /dev/null | head -1)
     [ -n "$nccl" ] && export LD_LIBRARY_PATH=$(dirname "$nccl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-./ddl-info | sed -n '4,7p'
-./ddl-info | grep -q '^  CUDA:  yes,' || { echo "CUDA sees no device here: nothing to check"; exit 77; }
+info=$(./ddl-info)
+sed -n '4,7p' <<< "$info"
+grep -q '^  CUDA:  yes,' <<< "$info" || { echo "CUDA sees no device here: nothing to check"; exit 77; }
 
 step "GPU tests"
-export top_builddir=$PWD top_srcdir=$PWD
 timeout 45 tests/unit/test_gpu > "$out/test_gpu.log" 2>&1
 unit=$?
 tail -3 "$out/test_gpu.log"
@@ -61,7 +62,6 @@ grep -E "^(PASS|FAIL|SKIP)|^# not run|passed, .* failed" "$out/run-gpu.log"
 [ $rc -eq 0 ] || { echo "GPU tests failed (exit $rc)"; grep -v '^PASS' "$out/run-gpu.log" | tail -40; }
 [ $unit -eq 0 ] || { echo "test_gpu failed (exit $unit)"; tail -30 "$out/test_gpu.log"; rc=1; }
 
-MPIRUN="mpirun --oversubscribe --bind-to none"
 step "device benchmark: 1 node x 2 GPUs x 2 lanes (intra-node IPC phase), f32 sum"
 timeout 60 env DDL_LANES=2 DDL_GPUS_PER_NODE=2 $MPIRUN -n 4 ./ddl-gpu-bench -n 20 -e 64M < /dev/null 2>&1 |
     tee "$out/bench-1node.txt" | grep -v '^#' | tail -12

@@ -5,15 +5,16 @@
 # or times out, and if the ranks are still running after WAIT seconds every
 # thread of every rank is printed (cuda-gdb, which also attaches to host code).
 #     bench/gpu-hang.sh RANKS WAIT VAR=VALUE...     (from the build tree)
-# Prints to stdout; OUT=dir keeps nothing extra.
 set -uo pipefail
 ranks=$1 wait=$2
 shift 2
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+top_builddir=$PWD
+. "$(dirname "$0")/../tests/mpi/lib.sh" # MPIRUN, as every test launches ranks
 gdb=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 env DDL_TIMEOUT=10 DDL_TEST_QUICK=1 "$@" timeout $((wait + 60)) \
-    mpirun --oversubscribe --bind-to none -n "$ranks" tests/gpu/ddl-test-gpu-allreduce < /dev/null > "$log" 2>&1 &
+    $MPIRUN -n "$ranks" tests/gpu/ddl-test-gpu-allreduce < /dev/null > "$log" 2>&1 &
 job=$!
 for ((i = 0; i < wait; i++)); do
     kill -0 $job 2> /dev/null || break

@@ -97,8 +97,7 @@ class Bucket:
         return self._tensor
 
 
-if real:
-    DeviceTensor = CudaTensor.of  # noqa: F811
+new_tensor = CudaTensor.of if real else DeviceTensor
 passed = failed = 0
 
 
@@ -120,7 +119,7 @@ for dtype in ["float32", "float16"]:
         stack = np.stack([(np.arange(n) * (o + 1) % 7 - 3).astype(dtype) for o in range(owners)])
         total = stack.sum(0, dtype=np.float64)
         for op, ref in [("sum", total), ("avg", total / owners)]:
-            src, out = DeviceTensor(stack[me], dtype), DeviceTensor(np.full(n, 0x55), dtype)
+            src, out = new_tensor(stack[me], dtype), new_tensor(np.full(n, 0x55), dtype)
             res = comm.allreduce(src, op=op, out=out)
             check(res is out, "out= is returned")
             got = out.read()
@@ -132,7 +131,7 @@ for dtype in ["float32", "float16"]:
             src.free()
             out.free()
         # The DDP hook: an average through the request and its future.
-        grad = DeviceTensor(stack[me], dtype)
+        grad = new_tensor(stack[me], dtype)
         fut = ddl.torch_hook.allreduce_avg(comm, Bucket(grad))
         check(fut.wait() is grad, "the hook's future gives the bucket")
         check(np.allclose(grad.read().astype(np.float64), total / owners, atol=1e-2) or not comm.is_owner,
