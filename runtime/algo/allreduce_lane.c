@@ -14,6 +14,7 @@
 #include "algo.h"
 #include "chunks.h"
 #include "comm.h"
+#include "copy.h"
 #include "gpu.h"
 #include "log.h"
 #include "model.h"
@@ -24,7 +25,17 @@
 #include "trace.h"
 #include "transport.h"
 
-#define BLOCK_BYTES 16384 /* single node: reduce through an L1-sized block */
+/* One node: the G buffers are reduced through a block that stays in L1, and
+ * the block is copied to every output.  Small blocks keep the 2G streams that
+ * the memory sees finely interleaved: 1 KiB blocks took about half the time
+ * of 16 KiB ones at 16 MiB, in place and out (bench/RESULTS.md, "Out-of-place
+ * at the memory floor"). */
+#define BLOCK_BYTES 1024
+/* A rank whose share of the results (G outputs x its slice) is larger than
+ * this writes out-of-place outputs with streaming stores (core/copy.h): they
+ * would leave its cache before their owners, on other cores, read them.  At
+ * 8 MiB and below the two stores measured the same. */
+#define STREAM_MIN_BYTES ((size_t)8 << 20)
 
 typedef struct {
     const char *in[DDL_MAX_GPUS];
@@ -35,6 +46,7 @@ typedef struct {
     ddl_redop_t op;
     int divisor; /* DDL_REDOP_AVG: GPUs in the job; else 1 */
     ddl_reduce_fn_t fn;
+    int stream; /* out-of-place outputs take streaming stores */
 } lane_view_t;
 
 /* dst = in[0] op in[1] op ... op in[G-1] over elements [off, off + n), always in
@@ -55,9 +67,15 @@ static void reduce_in(const lane_view_t *v, size_t off, size_t n, void *dst)
 static void write_out(const lane_view_t *v, size_t off, size_t n, const void *src)
 {
     ddl_avg_finish((void *)src, n, v->dtype, v->divisor);
-    for (int g = 0; g < v->gpus; g++)
-        if (v->out[g] + off * v->esize != src)
-            memcpy(v->out[g] + off * v->esize, src, n * v->esize);
+    for (int g = 0; g < v->gpus; g++) {
+        char *dst = v->out[g] + off * v->esize;
+        if (dst == src)
+            continue;
+        if (v->stream && v->out[g] != v->in[g])
+            ddl_copy_stream(dst, src, n * v->esize);
+        else
+            memcpy(dst, src, n * v->esize); /* in place: the line was just read */
+    }
 }
 
 static void single_node(const lane_view_t *v, size_t off, size_t n)
@@ -375,6 +393,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         }
         size_t off, len;
         ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
+        v.stream = (size_t)v.gpus * len * v.esize > STREAM_MIN_BYTES;
         if (in->nnodes == 1)
             single_node(&v, off, len);
         else if ((st = multi_node(c, call, &v, off, len)) == DDL_OK)
@@ -383,6 +402,8 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)
             break;
+        if (v.stream)
+            ddl_copy_stream_fence(); /* the results are in memory before the barrier says so */
         lap(c, DDL_PH_NODES, &last);
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)
             break;

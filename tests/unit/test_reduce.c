@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "half.h"
 #include "reduce.h"
 #include "refdata.h"
@@ -121,6 +122,33 @@ START_TEST(test_bf16_rounding)
 }
 END_TEST
 
+/* The streaming copy against memcpy: every head (destination alignment) and
+ * tail (length mod 64) in a poisoned buffer, so that a byte written outside
+ * [dst, dst + n) or left unwritten inside it shows. */
+START_TEST(test_copy_stream_every_alignment)
+{
+    enum { ROOM = 4096 + 256 };
+    unsigned char *src = malloc(ROOM), *dst = malloc(ROOM + 64), *want = malloc(ROOM + 64);
+    for (size_t i = 0; i < ROOM; i++)
+        src[i] = (unsigned char)(i * 131 + 7);
+    const size_t lengths[] = {0, 1, 15, 16, 63, 64, 65, 127, 128, 129, 1000, 1024, 4096 + 63};
+    for (size_t a = 0; a < 64; a++) {
+        for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]); k++) {
+            size_t n = lengths[k];
+            memset(dst, 0xA5, ROOM + 64);
+            memset(want, 0xA5, ROOM + 64);
+            memcpy(want + a, src + (a * 3) % 64, n);
+            ddl_copy_stream(dst + a, src + (a * 3) % 64, n);
+            ddl_copy_stream_fence();
+            ck_assert_msg(memcmp(dst, want, ROOM + 64) == 0, "copy of %zu bytes to offset %zu differs from memcpy", n, a);
+        }
+    }
+    free(src);
+    free(dst);
+    free(want);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("reduce");
@@ -132,6 +160,7 @@ int main(void)
     tcase_add_test(tc, test_f16_roundtrip_all);
     tcase_add_test(tc, test_f16_rounding);
     tcase_add_test(tc, test_bf16_rounding);
+    tcase_add_test(tc, test_copy_stream_every_alignment);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
