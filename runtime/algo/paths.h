@@ -12,8 +12,11 @@
 
 struct ddl_step;
 
-/* The owners' system MPI_Allreduce of call (a host copy of device buffers). */
-ddl_status_t ddl_allreduce_system_mpi(const ddl_call_t *call, ddl_comm_t *comm);
+/* The MPI path of call (allreduce_mpi.c): the owners' signatures, then the
+ * system MPI_Allreduce over the owners (a host copy of device buffers), or
+ * the data with the signatures (allreduce_inline.c); helpers wait for their
+ * owner's outcome. */
+ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *comm, ddl_call_t *call);
 /* The lane allreduce of call, planned (call->plan: engine/route.c's
  * ddl_route_lane) on owners and collective helpers; serve-mode helpers pass a
  * call with the owner's count, type and op and take its plan from its request.

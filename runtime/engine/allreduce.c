@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddl_allreduce: argument checks, the optional cross-rank check, and the
- * algorithm that route.c chooses. */
+/* ddl_allreduce: argument checks, the optional cross-rank check (DDL_CHECK),
+ * the call's number, and the run of the path that route.c chooses, from the
+ * table of paths. */
 #include "config.h"
 
 #include <stdint.h>
@@ -8,15 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo.h"
 #include "comm.h"
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
 #include "paths.h"
-#include "reduce.h"
 #include "route.h"
-#include "signature.h"
 #include "trace.h"
 
 /* Checked when a call is posted and again when it runs: a request queued
@@ -107,101 +105,6 @@ static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_
     return s != r ? DDL_MEM_AUTO : s ? DDL_MEM_DEVICE : DDL_MEM_HOST;
 }
 
-/* The MPI path's share of the always-on check: the owners compare their
- * signatures before the system MPI sees buffers of different sizes or types
- * (which it may reduce without a word, or abort on).  On one node they meet in
- * the control block, which costs little: the MPI call after it finds every
- * owner there.  Between nodes the owners' exchange of signatures carries them
- * (ddl_comm_owners_agree), and with them the data of messages up to
- * DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online selection chose
- * mpi/exchange (inline_data): then that exchange is the whole call, its result
- * in recvbuf.  An owner of a lane call meets the MPI path's owners in the
- * same places (ddl_allreduce_lane), so ranks that chose different paths find
- * that out here too. */
-static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_data, ddl_comm_t *c)
-{
-    /* An owner that cannot use its buffers still takes part, so that the
-     * others fail the call with it instead of waiting for it. */
-    size_t count = (size_t)call->count;
-    ddl_dtype_t dtype = call->dtype;
-    ddl_redop_t op = call->op;
-    void *recvbuf = call->recvbuf;
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, 0, c->seq,
-                     call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
-    char mine[512]; /* not zeroed: this runs on every small call, and 512 bytes cost there */
-    if (call->own_error != DDL_OK) /* its reason, kept across the exchange */
-        snprintf(mine, sizeof(mine), "%s", ddl_last_error());
-    ddl_status_t st;
-    if (c->info.nnodes == 1) {
-        st = ddl_node_owners_meet(&c->node, c->info.lanes, c->info.gpus_per_node, &sig, c->seq);
-        if (st != DDL_OK)
-            return ddl_comm_fail(c, st);
-        st = ddl_sig_check_owners(&c->node, c->info.lanes, c->info.gpus_per_node, c->seq);
-        if (st == DDL_ERR_INVALID_ARG && call->own_error == DDL_OK)
-            st = ddl_error(st, "%s", ddl_last_error());
-    } else {
-        if (c->info.local_size > 1) /* for the node's ranks of a lane call, if any */
-            ddl_node_publish(&c->node, &sig, c->seq, 0);
-        st = ddl_comm_owners_agree(c, &sig, inline_data ? call->sendbuf : NULL, inline_data ? recvbuf : NULL, 0);
-        if (st == DDL_OK && inline_data && op == DDL_REDOP_AVG)
-            ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
-    }
-    if (call->own_error != DDL_OK) {
-        ddl_log_keep_error(mine); /* its own reason, not the echo of it */
-        return call->own_error;
-    }
-    return st == DDL_OK || st == DDL_ERR_MISMATCH || st == DDL_ERR_INVALID_ARG ? st : ddl_comm_fail(c, st);
-}
-
-/* The system MPI on the owners (the smallest messages through the control
- * block on one node, inside the signature exchange between nodes:
- * allreduce_inline.c; count 0 only the signatures).  In collective mode each
- * owner counts every call on its doorbell when it ends (ddl_allreduce_run),
- * without waking anyone, and on this path its helpers sleep until it has: a
- * helper that returned at once would run ahead into the application's next
- * call and spin there, taking the CPU from the owners on a node with fewer
- * cores than ranks, and one woken on every call does the same (measured: 85 us
- * against 2.9 us for an 8-byte call on 2 cores, bench/RESULTS.md).  Counting
- * the calls, not waiting for a change, keeps a helper that slept through
- * several in step; it wakes at the node's next event or sleep slice. */
-static ddl_status_t mpi_path(const ddl_call_t *call, ddl_comm_t *c)
-{
-    const void *sendbuf = call->sendbuf;
-    void *recvbuf = call->recvbuf;
-    size_t count = (size_t)call->count;
-    ddl_dtype_t dtype = call->dtype;
-    ddl_redop_t op = call->op;
-    if (c->info.role == DDL_ROLE_OWNER) {
-        size_t bytes = count * ddl_dtype_size(dtype);
-        int inline_data = call->own_error == DDL_OK && ddl_inline_fits(c, call, bytes);
-        int one_node = c->info.nnodes == 1;
-        if (inline_data && one_node)
-            ddl_inline_post(c, sendbuf, bytes);
-        ddl_status_t st = call->own_error;
-        if (c->info.owner_size > 1)
-            st = check_owner_signatures(call, inline_data, c);
-        if (st == DDL_OK && inline_data && one_node)
-            ddl_inline_reduce(c, recvbuf, count, dtype, op);
-        else if (st == DDL_OK && !inline_data && count > 0)
-            st = ddl_allreduce_system_mpi(call, c);
-        return st;
-    }
-    /* A helper shows its node which call it is in, for a lane call's ranks
-     * there (its owner may be one: then its doorbell says how that ended). */
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq, 0};
-    ddl_node_publish(&c->node, &sig, c->seq, 0);
-    int owner = c->info.gpu * c->info.lanes;
-    ddl_status_t st = ddl_node_wait_count(&c->node, owner, c->doorbell_seen);
-    if (st != DDL_OK)
-        return ddl_comm_fail(c, st);
-    /* The owner's outcome (a mismatch, unusable buffers) is its helpers' too. */
-    if ((st = ddl_node_outcome(&c->node, owner, c->doorbell_seen)) != DDL_OK)
-        return ddl_error(st, "ddl_allreduce: %s on this helper's owner, rank %d, whose message says more",
-                         st == DDL_ERR_MISMATCH ? "the owners called it differently" : "the call failed",
-                         c->world_of_local[owner]);
-    return DDL_OK;
-}
-
 ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                       ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_call_t *call)
 {
@@ -220,6 +123,26 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
         call->mem = locate_memory(sendbuf, recvbuf, mem);
     return DDL_OK;
 }
+
+static ddl_status_t lane_path(ddl_comm_t *c, ddl_call_t *call)
+{
+    return ddl_route_lane(c, call, 0);
+}
+
+static ddl_status_t multiring_path(ddl_comm_t *c, ddl_call_t *call)
+{
+    return ddl_route_lane(c, call, 1);
+}
+
+/* The paths, one row per id that selection returns (never DDL_ALGO_AUTO).
+ * The smallest messages (allreduce_inline.c) are the MPI row's, and device
+ * buffers the lane rows' (allreduce_gpu.c): each is decided where that
+ * path's ranks meet, when every owner's size and memory are known. */
+static ddl_status_t (*const paths[DDL_ALGO_COUNT])(ddl_comm_t *, ddl_call_t *) = {
+    [DDL_ALGO_MPI] = ddl_allreduce_mpi_path,
+    [DDL_ALGO_LANE] = lane_path,
+    [DDL_ALGO_MULTIRING] = multiring_path,
+};
 
 static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
 {
@@ -240,7 +163,7 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     c->seq++;
     /* Collective mode: each call of the owner ends with a count on its
      * doorbell (below), which its helpers take as theirs whatever path any
-     * of them took (mpi_path). */
+     * of them took (ddl_allreduce_mpi_path). */
     int counted = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
     if (counted && c->info.role == DDL_ROLE_HELPER)
         c->doorbell_seen++;
@@ -264,10 +187,7 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     ddl_algo_id_t algo = ddl_select_algo(c, call, bytes);
     int timed = ddl_select_wants_time(c, call, bytes);
     double start = timed ? ddl_now() : 0;
-    if (algo == DDL_ALGO_MPI)
-        st = mpi_path(call, c);
-    else
-        st = ddl_route_lane(c, call, algo == DDL_ALGO_MULTIRING);
+    st = paths[algo](c, call);
     if (counted && c->info.role == DDL_ROLE_OWNER)
         ddl_node_ring_outcome(&c->node, st);
     return ddl_select_record(c, call, bytes, timed ? ddl_now() - start : -1, st);
