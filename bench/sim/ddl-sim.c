@@ -163,7 +163,7 @@ static ddl_status_t sim_start(void *ctx, int slot, void *buf, size_t n)
 
 /* Progress every chunk in flight until slot's is done, sleeping in
  * MPI_Waitany between looks (a busy loop would cost the simulation's time);
- * host_mpi.c's finish, without the deadline a simulation does not need. */
+ * host_p2p.c's finish, without the deadline a simulation does not need. */
 static ddl_status_t sim_finish(void *ctx, int slot, void *buf, size_t n)
 {
     sim_rank_t *r = ctx;

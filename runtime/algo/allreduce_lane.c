@@ -109,7 +109,7 @@ static ddl_status_t host_drain(void *ctx, int slot, size_t off, size_t n, void *
     return DDL_OK;
 }
 
-/* Between nodes: the slice in chunks through the pipeline and the host-mpi transport. */
+/* Between nodes: the slice in chunks through the pipeline and the host-p2p transport. */
 static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, const lane_view_t *v, size_t off, size_t n)
 {
     ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk, 1);

@@ -2,7 +2,7 @@
 /* The lane's step list for one chunk between the nodes: the algorithm a
  * tuning band or DDL_LANE_ALGO fixed, or the cost model's choice for the
  * chunk's size (ring, recursive doubling, Rabenseifner; the multiring along a
- * DDL_TOPOLOGY grid).  Transports that run step lists (transport/host_mpi.c)
+ * DDL_TOPOLOGY grid).  Transports that run step lists (transport/host_p2p.c)
  * execute it. */
 #include "config.h"
 

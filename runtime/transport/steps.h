@@ -2,7 +2,7 @@
 /* Inter-node allreduce of one chunk among the ranks of a lane, as a list of
  * steps (send, receive, combine) that an executor progresses without blocking,
  * so that two chunks can be in flight while the node reduces the next one.
- * The step list and its executor are the transport's (host-mpi runs it); each
+ * The step list and its executor are the transport's (host-p2p runs it); each
  * lane algorithm only builds a list (algo/inter_ring.c, inter_rd.c,
  * inter_rab.c, from the rows of core/inter_algos.def). */
 #ifndef DDL_STEPS_H

@@ -8,7 +8,7 @@
 /* The transports, in the order they are tried: the first whose `usable`
  * says yes carries the call. */
 static const ddl_transport_t *const transports[] = {
-    &ddl_transport_host_mpi,
+    &ddl_transport_host_p2p,
 #ifdef DDL_HAVE_CUDA
     &ddl_transport_nccl, &ddl_transport_cuda_mpi, &ddl_transport_staged,
 #endif

@@ -6,11 +6,11 @@
  * (algo/pipeline.c).  The rows, in the order ddl_transport_for tries their
  * `usable` (transport.c; a new transport is its file and one entry there):
  *
- *   host-mpi    host memory, the lane's step list (ring, recursive doubling,
+ *   host-p2p    host memory, the lane's step list (ring, recursive doubling,
  *               Rabenseifner, multiring) over MPI point-to-point
  *   nccl        device memory, one NCCL communicator per lane, stream-ordered
  *   cuda-mpi    device memory, MPI_Iallreduce of a CUDA-aware MPI
- *   staged      device memory through pinned host memory and host-mpi
+ *   staged      device memory through pinned host memory and host-p2p
  *
  * The device rows exist in a build with CUDA (transport_gpu.c). */
 #ifndef DDL_TRANSPORT_H
@@ -43,12 +43,12 @@ typedef struct ddl_transport {
     ddl_status_t (*finish)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype);
 } ddl_transport_t;
 
-extern const ddl_transport_t ddl_transport_host_mpi;
+extern const ddl_transport_t ddl_transport_host_p2p;
 #ifdef DDL_HAVE_CUDA
 extern const ddl_transport_t ddl_transport_staged, ddl_transport_cuda_mpi, ddl_transport_nccl;
 #endif
 
-/* The first usable row for this call: host-mpi for host buffers; for device
+/* The first usable row for this call: host-p2p for host buffers; for device
  * buffers the one DDL_GPU_TRANSPORT agreed at creation (cuda-mpi only where
  * MPI has the type and op natively), else staged. */
 const ddl_transport_t *ddl_transport_for(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);

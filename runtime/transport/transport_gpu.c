@@ -13,7 +13,7 @@
 #include "mpi_types.h"
 #include "transport.h"
 
-/* staged: through the slot's pinned host buffer and the host-mpi row. */
+/* staged: through the slot's pinned host buffer and the host-p2p row. */
 static ddl_status_t staged_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
                                  size_t n, ddl_dtype_t dtype, ddl_redop_t op)
 {
@@ -22,12 +22,12 @@ static ddl_status_t staged_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl
     if (rc != cudaSuccess)
         return ddl_cuda_error(rc, "copying a chunk to the host");
     ddl_status_t st = ddl_gpu_wait(c, "the device-to-host copy");
-    return st == DDL_OK ? ddl_transport_host_mpi.start(c, plan, build, slot, c->scratch[slot], n, dtype, op) : st;
+    return st == DDL_OK ? ddl_transport_host_p2p.start(c, plan, build, slot, c->scratch[slot], n, dtype, op) : st;
 }
 
 static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
 {
-    ddl_status_t st = ddl_transport_host_mpi.finish(c, slot, c->scratch[slot], n, dtype);
+    ddl_status_t st = ddl_transport_host_p2p.finish(c, slot, c->scratch[slot], n, dtype);
     if (st != DDL_OK)
         return st;
     cudaError_t rc = cudaMemcpyAsync(buf, c->scratch[slot], n * ddl_dtype_size(dtype), cudaMemcpyHostToDevice,

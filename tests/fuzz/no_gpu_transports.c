@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The fuzz build links the runtime without its CUDA files; when the tree is
  * configured with CUDA, the transport table still names the device transports.
- * The harnesses never pass device buffers, and host-mpi comes first in the
+ * The harnesses never pass device buffers, and host-p2p comes first in the
  * table, so empty entries stand in. */
 #include "config.h"
 

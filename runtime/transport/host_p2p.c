@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The host-mpi transport (transport.h): the chunk's step list over MPI
+/* The host-p2p transport (transport.h): the chunk's step list over MPI
  * point-to-point along the lane, progressed with the other chunks in flight. */
 #include "config.h"
 
@@ -67,4 +67,4 @@ static int host_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_r
     return !device;
 }
 
-const ddl_transport_t ddl_transport_host_mpi = {"host-mpi", host_usable, host_start, host_finish};
+const ddl_transport_t ddl_transport_host_p2p = {"host-p2p", host_usable, host_start, host_finish};
