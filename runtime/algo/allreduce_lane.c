@@ -308,6 +308,13 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
  * at least), logged at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
 enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline counts the rest (pipeline.c) */
 
+void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
+{
+    double now = ddl_now();
+    c->phase_seconds[DDL_PH_START] += now - call->lane_at;
+    ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
+}
+
 static void lap(ddl_comm_t *c, int phase, double *last)
 {
     double now = ddl_now();
@@ -354,6 +361,9 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     double before[CALL_PHASES], last = ddl_now();
     memcpy(before, c->phase_seconds, sizeof(before));
     c->lane_calls++;
+    call->lane_at = last;
+    if (call->posted_at > 0) /* the trace's "queued" event is the engine's */
+        c->phase_seconds[DDL_PH_QUEUED] += last - call->posted_at;
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
         size_t n = count - r0 < round ? count - r0 : round;
         char *stage = c->segs[in->gpu].base;
@@ -394,8 +404,11 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         size_t off, len;
         ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
         v.stream = (size_t)v.gpus * len * v.esize > STREAM_MIN_BYTES;
-        if (in->nnodes == 1)
+        if (in->nnodes == 1) {
+            if (r0 == 0)
+                ddl_lane_started(c, call);
             single_node(&v, off, len);
+        }
         else if ((st = multi_node(c, call, &v, off, len)) == DDL_OK)
             st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
         if (st == DDL_ERR_MISMATCH)

@@ -27,6 +27,9 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multirin
  * has met: all of the node's owners posted device buffers.  own_send/own_recv:
  * the owner's own pointers (NULL on helpers). */
 ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv);
+/* A lane call's first chunk goes out (one node: its reduce begins): the
+ * call's start phase ends (core/phases.h). */
+void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call);
 /* The chunk a lane call of `bytes` uses before online selection scales it: the
  * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);

@@ -9,19 +9,24 @@
 #include "pipeline.h"
 #include "transport.h"
 
-_Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES && DDL_PH_COUNT == DDL_PH_WRITE_BACK + 1,
-               "the pipeline's stages are the last phases of a lane call (comm.h), in its order");
+_Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES,
+               "the pipeline's stages are phases of a lane call (phases.h), in its order");
 
 /* The pipeline's link to the transport for one call. */
 struct transport_link {
     ddl_comm_t *c;
     ddl_call_t *call;
     const ddl_transport_t *t;
+    int started; /* the first chunk has been handed over: the call's start phase ended */
 };
 
 static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
 {
-    const struct transport_link *l = ctx;
+    struct transport_link *l = ctx;
+    if (!l->started) {
+        l->started = 1;
+        ddl_lane_started(l->c, l->call);
+    }
     return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, n, l->call->dtype, l->call->op);
 }
 
@@ -40,7 +45,7 @@ static ddl_status_t link_ready(void *ctx)
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, ddl_call_t *call, const ddl_transport_t *t, const ddl_chunks_t *plan,
                               size_t off, const ddl_pipeline_ops_t *ops)
 {
-    struct transport_link l = {c, call, t};
+    struct transport_link l = {c, call, t, 0};
     ddl_pipeline_link_t link = {link_start, link_finish, link_ready, &l};
     return ddl_pipeline_drive((size_t)c->set.inflight, plan, off, ddl_dtype_size(call->dtype), ops, &link,
                               &c->phase_seconds[DDL_PH_REDUCE]);

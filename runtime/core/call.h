@@ -26,6 +26,7 @@ typedef struct {
     void *stream;        /* device buffers: the caller's stream (a cudaStream_t; NULL: the device) */
     void *ready;         /* nonblocking calls on device buffers: an event recorded on stream at
                             posting; NULL: the runner (the caller) waits for stream itself */
+    double posted_at;    /* requests: when ddl_iallreduce posted it (ddl_now); 0: a blocking call */
     /* Filled by the runner. */
     ddl_call_plan_t plan;   /* this call's algorithms and chunk (node.h); serve-mode helpers copy
                                their owner's */
@@ -36,6 +37,7 @@ typedef struct {
     uint32_t seq;           /* the call number its signature carries */
     int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
     ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */
+    double lane_at;         /* lane path: when it took the call up (the start phase runs from here) */
 } ddl_call_t;
 
 #endif

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A lane call's phases, in order, and their names (ddl_comm_phases, the
- * TRACE log, DDL_TRACE's events).  The last three are the stages of the chunk
- * pipeline between nodes (algo/pipeline.h), parts of DDL_PH_NODES. */
+ * TRACE log, DDL_TRACE's events).  DDL_PH_REDUCE to DDL_PH_WRITE_BACK are the
+ * stages of the chunk pipeline between nodes (algo/pipeline.h), parts of
+ * DDL_PH_NODES.  The last two measure a call's fixed cost before its data
+ * moves, across the others: "queued" from a request's posting to the lane
+ * path taking it up (0 for a blocking call), "start" from there to the first
+ * chunk handed to the transport (one node: to the node's reduce). */
 #ifndef DDL_PHASES_H
 #define DDL_PHASES_H
 
 enum { DDL_PH_COPY_IN, DDL_PH_BARRIER_IN, DDL_PH_SIGNATURES, DDL_PH_NODES, DDL_PH_BARRIER_OUT, DDL_PH_COPY_OUT,
-       DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_COUNT };
+       DDL_PH_REDUCE, DDL_PH_WAIT, DDL_PH_WRITE_BACK, DDL_PH_QUEUED, DDL_PH_START, DDL_PH_COUNT };
 #define DDL_STAGE_NAMES "intra-node reduce", "wait between nodes", "write-back"
 #define DDL_PHASE_NAMES \
-    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out", DDL_STAGE_NAMES
+    "copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out", DDL_STAGE_NAMES, \
+    "queued", "start"
 extern const char *const ddl_phase_names[DDL_PH_COUNT]; /* core/comm.c */
 
 #endif

@@ -50,11 +50,11 @@ static void run_locked(ddl_engine_t *e, struct ddl_request *r)
     atomic_store(&r->state, DDL_REQ_RUNNING);
     pthread_mutex_unlock(&e->lock);
     double start = ddl_now();
-    ddl_trace_event("queued", r->posted_at, start, NULL);
+    ddl_trace_event("queued", r->call.posted_at, start, NULL);
     ddl_status_t st = ddl_allreduce_run(&r->call, r->comm);
     ddl_gpu_event_free(r->call.ready);
     DDL_TRACE(DDL_SUBSYS_COLL, "request of %lld %s: queued %.2f ms, ran %.2f ms (%s)", (long long)r->call.count,
-              ddl_dtype_name(r->call.dtype), (start - r->posted_at) * 1e3, (ddl_now() - start) * 1e3,
+              ddl_dtype_name(r->call.dtype), (start - r->call.posted_at) * 1e3, (ddl_now() - start) * 1e3,
               ddl_status_string(st));
     pthread_mutex_lock(&e->lock);
     r->status = st;
@@ -149,7 +149,7 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_iallreduce: out of memory for the request");
     r->call = *call;
     r->comm = c;
-    r->posted_at = ddl_now();
+    r->call.posted_at = ddl_now();
     ddl_engine_t *e = c->engine;
     pthread_mutex_lock(&e->lock);
     r->ticket = ++e->posted_ticket;

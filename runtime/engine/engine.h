@@ -23,7 +23,6 @@ struct ddl_request {
     struct ddl_request *next;  /* the engine's queue */
     _Atomic int state;         /* ddl_req_state_t; DONE is written last, under the lock */
     int freed;                 /* ddl_request_free came first: the engine frees it */
-    double posted_at;          /* ddl_now() at posting, for the TRACE log */
     uint32_t ticket;           /* its place in the posting order (ddl_wait_stream) */
     ddl_status_t status;
     char error[512];           /* the runner's ddl_last_error for a failed request */
