@@ -8,107 +8,22 @@
  * latency and bandwidth (a ping-pong between two owners along the lane ring
  * and along every grid dimension) and the host reduction's speed.  Every call
  * is checked against the serial sum.  Run it like the application (one
- * process per lane), then point DDL_TUNING_FILE at the file. */
+ * process per lane), then point DDL_TUNING_FILE at the file.  It asks the
+ * library through select/tune.h, its tool interface, and nothing else
+ * inside. */
 #include "config.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "algo.h"
 #include "bench_opts.h"
-#include "bench_stats.h"
-#include "comm.h"
-#include "grid.h"
-#include "online.h"
 #include "parse.h"
-#include "reduce.h"
 #include "tool.h"
+#include "tune.h"
 
 #define MAX_SIZES 40
-
-/* Round trip of `bytes` between owners a and b (median of 20), in seconds,
- * returned on every owner.  The other owners sleep meanwhile: on an
- * oversubscribed node their spinning would be what is measured. */
-static double ping_pong(ddl_comm_t *c, int a, int b, char *buf, size_t bytes)
-{
-    int me;
-    MPI_Comm_rank(c->owners, &me);
-    double t[20] = {0};
-    MPI_Barrier(c->owners);
-    for (int i = -5; i < 20 && (me == a || me == b); i++) {
-        double t0 = MPI_Wtime();
-        if (me == a) {
-            MPI_Send(buf, (int)bytes, MPI_BYTE, b, 7, c->owners);
-            MPI_Recv(buf, (int)bytes, MPI_BYTE, b, 7, c->owners, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(buf, (int)bytes, MPI_BYTE, a, 7, c->owners, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int)bytes, MPI_BYTE, a, 7, c->owners);
-        }
-        if (i >= 0)
-            t[i] = MPI_Wtime() - t0;
-    }
-    /* The library's own waits (ddl_poll) are not exported: a deadline here. */
-    MPI_Request done_req;
-    MPI_Ibarrier(c->owners, &done_req);
-    double deadline = MPI_Wtime() + c->set.timeout;
-    for (int done = 0; !done;) {
-        MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
-        if (!done && MPI_Wtime() > deadline) {
-            fprintf(stderr, "ddl-tune: rank %d: the owners did not all finish the ping-pong between owners %d and %d "
-                    "within %.1f s (DDL_TIMEOUT)\n", c->info.rank, a, b, c->set.timeout);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        if (!done)
-            nanosleep(&(struct timespec){0, 200000}, NULL);
-    }
-    double med = bench_median(t, 20);
-    MPI_Bcast(&med, 1, MPI_DOUBLE, a, c->owners);
-    return med;
-}
-
-/* The model's links for dimensions 0..ndims-1: between owner 0 of node 0 and
- * of its neighbour along d (the next node for the lane ring, d = 0).  Every
- * latency is measured before any bandwidth: a link that has just carried
- * megabytes answers small messages late for a while. */
-static void measure_links(ddl_comm_t *c, int ndims, ddl_link_t *links)
-{
-    const size_t big = 1u << 20;
-    char *buf = calloc(1, big);
-    int peer[DDL_GRID_MAX_DIMS];
-    double small_rt[DDL_GRID_MAX_DIMS];
-    for (int d = 0; d < ndims; d++) {
-        peer[d] = (d == 0 ? 1 : ddl_grid_peer(&c->set.grid, 0, d, 1)) * c->info.gpus_per_node;
-        small_rt[d] = ping_pong(c, 0, peer[d], buf, 8);
-    }
-    for (int d = 0; d < ndims; d++) {
-        double big_rt = ping_pong(c, 0, peer[d], buf, big);
-        links[d] = (ddl_link_t){small_rt[d] / 2, (big_rt - small_rt[d]) / 2 / (double)big};
-        if (links[d].beta <= 0)
-            links[d].beta = 1e-12;
-    }
-    free(buf);
-}
-
-/* Seconds per byte of the host f32 sum, on 16 MiB operands: out of cache, as
- * the node's buffers are. */
-static double measure_gamma(void)
-{
-    const size_t n = (16u << 20) / sizeof(float);
-    float *a = calloc(n, sizeof(float)), *b = calloc(n, sizeof(float));
-    ddl_reduce_fn_t fn = ddl_reduce_fn(DDL_DTYPE_F32, DDL_REDOP_SUM);
-    double t[11];
-    for (int i = 0; i < 11; i++) {
-        double t0 = MPI_Wtime();
-        fn(a, a, b, n); /* reads 2 and writes 1 operand, as a reduction of 2 GPUs' buffers does */
-        t[i] = MPI_Wtime() - t0;
-    }
-    free(a);
-    free(b);
-    return bench_median(t, 11) / (double)(n * sizeof(float));
-}
 
 static void usage(FILE *f)
 {
@@ -146,34 +61,31 @@ static long long first_wrong(const float *buf, size_t n, int owners, double *wan
  * DDL_MPI_THRESHOLD the job set). */
 static long tune_size(ddl_comm_t *c, float *buf, size_t bytes)
 {
-    int owner = c->info.role == DDL_ROLE_OWNER, me = 0, owners = 1;
-    if (owner) {
-        MPI_Comm_rank(c->owners, &me);
-        MPI_Comm_size(c->owners, &owners);
-    }
-    const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(bytes)];
+    ddl_comm_info_t in;
+    ddl_comm_info(c, &in);
+    int owner = in.role == DDL_ROLE_OWNER;
     size_t count = bytes / sizeof(float);
     long calls = 0;
     do {
         if (owner)
-            fill(buf, count, me);
+            fill(buf, count, in.owner_rank);
         if (ddl_allreduce(owner ? DDL_IN_PLACE : NULL, owner ? buf : NULL, (int64_t)count, DDL_DTYPE_F32,
                           DDL_REDOP_SUM, c) != DDL_OK) {
-            fprintf(stderr, "ddl-tune: rank %d: %s\n", c->info.rank, ddl_last_error());
+            fprintf(stderr, "ddl-tune: rank %d: %s\n", in.rank, ddl_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         double want = 0;
-        long long bad = owner ? first_wrong(buf, count, owners, &want) : -1;
+        long long bad = owner ? first_wrong(buf, count, in.owner_size, &want) : -1;
         if (bad >= 0) {
             fprintf(stderr, "ddl-tune: rank %d: call %ld of %zu bytes: element %lld is %g where the serial sum is "
                     "%g; a wrong result, so no file is written (DDL_DEBUG=INFO names the candidates)\n",
-                    c->info.rank, calls + 1, bytes, bad, (double)buf[bad], want);
+                    in.rank, calls + 1, bytes, bad, (double)buf[bad], want);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         calls++;
-        if (k->state == DDL_CLASS_NEW) /* this size is not chosen online */
+        if (ddl_tune_state(c, bytes) == DDL_TUNE_NOT_ONLINE)
             return 0;
-    } while (k->state != DDL_CLASS_DECIDED);
+    } while (ddl_tune_state(c, bytes) != DDL_TUNE_DECIDED);
     return calls;
 }
 
@@ -237,21 +149,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddl-tune: %s\n", ddl_last_error());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int talk = c->info.rank == 0; /* progress on stderr: a tuning run takes minutes */
-    if (c->set.algo == DDL_ALGO_MPI) {
+    ddl_comm_info_t in;
+    ddl_comm_info(c, &in);
+    int talk = in.rank == 0; /* progress on stderr: a tuning run takes minutes */
+    ddl_tune_role_t role = ddl_tune_role(c);
+    if (role == DDL_TUNE_NOTHING) {
         if (talk)
             fprintf(stderr, "ddl-tune: DDL_ALGO=mpi leaves nothing to choose: unset it\n");
         ddl_comm_destroy(c);
         MPI_Finalize();
         return 2;
     }
-    int owner = c->info.role == DDL_ROLE_OWNER;
-    if (!owner && c->helper_mode == DDL_HELPERS_SERVE) {
+    if (role == DDL_TUNE_SERVE) {
         ddl_status_t st = ddl_serve(c);
         ddl_comm_destroy(c);
         MPI_Finalize();
         return st == DDL_OK ? 0 : 1;
     }
+    int owner = in.role == DDL_ROLE_OWNER;
     float *buf = NULL;
     if (owner && ddl_malloc(c, max, (void **)&buf) != DDL_OK) {
         fprintf(stderr, "ddl-tune: %s\n", ddl_last_error());
@@ -259,19 +174,12 @@ int main(int argc, char **argv)
     }
     /* The cost model's numbers, first: the links' latency is measured best while
      * no earlier transfer still fills their queues.  The model then uses them
-     * for the candidates' chunks, as a job reading the file will; every rank
-     * that chooses takes rank 0's numbers, so that all plan the same chunks. */
-    ddl_model_t *m = &c->set.tuning.model;
-    int ndims = c->set.grid.ndims > 1 ? c->set.grid.ndims : 1;
-    int links = c->info.nnodes > 1;
-    if (owner && links)
-        measure_links(c, ndims, m->link);
-    m->gamma = measure_gamma();
-    MPI_Bcast(m->link, (int)sizeof(m->link), MPI_BYTE, 0, c->select_comm);
-    MPI_Bcast(&m->gamma, 1, MPI_DOUBLE, 0, c->select_comm);
-    for (int d = 0; d < ndims; d++)
-        m->measured[d] = links;
-    c->online->job.rounds = (int)rounds;
+     * for the candidates' chunks, as a job reading the file will. */
+    if (ddl_tune_measure_model(c) != DDL_OK) {
+        fprintf(stderr, "%s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ddl_tune_set_rounds(c, (int)rounds);
     size_t sizes[MAX_SIZES];
     int nsizes = 0;
     for (size_t s = min; s <= max && nsizes < MAX_SIZES; s *= (size_t)factor)
@@ -280,32 +188,18 @@ int main(int argc, char **argv)
     if (talk)
         fprintf(stderr, "ddl-tune: online selection on %d sizes (%zu to %zu bytes), %s rounds of each candidate\n",
                 nsizes, sizes[0], sizes[nsizes - 1], rounds ? "given" : "the default");
-    char timed[DDL_ONLINE_CLASSES][512] = {{0}};
     for (int i = 0; i < nsizes; i++) {
         long calls = tune_size(c, buf, sizes[i]);
         double now = MPI_Wtime();
-        const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(sizes[i])];
-        if (calls && k->ncand > 1)
-            ddl_online_timings(k, timed[ddl_online_class_of(sizes[i])], sizeof(timed[0]));
         if (talk) {
-            char chosen[64] = "the MPI path (below DDL_MPI_THRESHOLD)";
+            char chosen[64] = "the MPI path (below DDL_MPI_THRESHOLD)", timed[512] = "";
             if (calls)
-                ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
+                ddl_tune_describe(c, sizes[i], chosen, sizeof(chosen), timed, sizeof(timed));
             fprintf(stderr, "ddl-tune: [%d/%d] %zu bytes: %s%s%s%s; %.0f s so far, about %.0f s to go\n", i + 1,
-                    nsizes, sizes[i], chosen, k->ncand > 1 && calls ? " (" : "",
-                    k->ncand > 1 && calls ? timed[ddl_online_class_of(sizes[i])] : "",
-                    k->ncand > 1 && calls ? ")" : "", now - started, time_left(sizes, nsizes, i, now - last));
+                    nsizes, sizes[i], chosen, timed[0] ? " (" : "", timed, timed[0] ? ")" : "", now - started,
+                    time_left(sizes, nsizes, i, now - last));
         }
         last = now;
-    }
-    /* With a step factor above 2 the sizes between two measured ones take the
-     * lower one's choice: a band runs from each measured size to the next. */
-    static ddl_online_t chosen;
-    chosen = *c->online;
-    for (int i = 0; i + 1 < nsizes; i++) {
-        int from = ddl_online_class_of(sizes[i]), to = ddl_online_class_of(sizes[i + 1]);
-        for (int j = from + 1; j < to && chosen.cls[from].state == DDL_CLASS_DECIDED; j++)
-            chosen.cls[j] = chosen.cls[from];
     }
     if (talk) {
         FILE *f = fopen(path, "w");
@@ -313,23 +207,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "ddl-tune: cannot write %s\n", path);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-        time_t now = time(NULL);
-        fprintf(f, "# ddl-tune: %d nodes x %d GPUs x %d lanes, %s helpers, f32 sum, online selection, %s",
-                c->info.nnodes, c->info.gpus_per_node, c->info.lanes,
-                c->helper_mode == DDL_HELPERS_SERVE ? "serve" : "collective", ctime(&now));
-        fprintf(f, "# the slowest rank's best time of each candidate, per size class:\n");
-        for (int i = 0; i < DDL_ONLINE_CLASSES; i++)
-            if (timed[i][0])
-                fprintf(f, "#   %zu bytes and up: %s\n", (size_t)1 << i, timed[i]);
-        fprintf(f, "# sizes outside the bands below are still chosen online\n");
-        /* The cost model: latency and bandwidth per link class, host reduction speed. */
-        for (int d = 0; d < ndims && links; d++)
-            ddl_tuning_write_link(f, d, &m->link[d]);
-        ddl_tuning_write_reduce(f, m->gamma);
-        int bands = ddl_online_write(&chosen, f);
-        fclose(f);
         printf("ddl-tune: chosen, per size band (bytes, algorithm, chunk):\n");
-        ddl_online_write(&chosen, stdout);
+        int bands = ddl_tune_write(c, sizes, nsizes, f, stdout);
+        fclose(f);
         printf("ddl-tune: wrote %s, %d band(s) (%.0f s)\n", path, bands, MPI_Wtime() - started);
     }
     if (owner)

@@ -68,6 +68,28 @@ if [ -n "$gone" ]; then
     sed 's/^/  /' <<< "$gone"
     fails=1
 fi
+# The tools read no communicator's insides: no file of runtime/tools reaches
+# core/comm.h, directly or through the headers it includes (ddl-tune asks
+# through its interface, select/tune.h).
+includes_of() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"; }
+for f in runtime/tools/*.c; do
+    declare -A seen=()
+    todo=$(includes_of "$f")
+    while [ -n "$todo" ]; do
+        next=""
+        for inc in $todo; do
+            [ -z "${seen[$inc]:-}" ] && [ -n "${folder[$inc]:-}" ] || continue
+            seen[$inc]=1
+            next+=" $(includes_of "${folder[$inc]}/$inc")"
+        done
+        todo=$next
+    done
+    if [ -n "${seen[comm.h]:-}" ]; then
+        echo "FAIL: $f reaches core/comm.h: a tool uses the public API and its tool interface, not the communicator's insides"
+        fails=1
+    fi
+    unset seen
+done
 # The same rule for what the objects use: a function or variable declared
 # low but defined higher passes the include check, not this one.  Reads the
 # built library's objects (libddl_core), those whose source is still there.
