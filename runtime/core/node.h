@@ -7,6 +7,7 @@
 #define DDL_NODE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "clock.h"
@@ -54,9 +55,13 @@ typedef struct {
     _Alignas(64) _Atomic uint32_t seq; /* written last: the call whose signature (and data) are here */
     _Atomic uint32_t verdict_seq;      /* owners, lane path between nodes: the call whose verdict is here */
     ddl_sig_t sig;
-    int32_t verdict;                   /* how that call's owners' exchange ended (ddl_status_t) */
-    unsigned char data[DDL_INLINE_BYTES];
+    /* From byte 48: a message of up to 16 bytes shares the line of seq and
+     * the signature, which a peer reads first (32 B took 0.81 us against
+     * 0.60 us for 8 B when the data began at byte 52). */
+    _Alignas(8) unsigned char data[DDL_INLINE_BYTES];
+    int32_t verdict;                   /* how the call of verdict_seq's owners' exchange ended (ddl_status_t) */
 } ddl_mailbox_t;
+_Static_assert(offsetof(ddl_mailbox_t, data) == 48, "16 bytes of data share the mailbox's first line");
 
 typedef struct {
     _Alignas(64) _Atomic uint32_t epoch; /* barriers this rank has entered */
