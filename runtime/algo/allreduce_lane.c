@@ -310,6 +310,9 @@ enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline coun
 
 void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
 {
+    if (call->started)
+        return;
+    call->started = 1;
     double now = ddl_now();
     c->phase_seconds[DDL_PH_START] += now - call->lane_at;
     ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
@@ -362,6 +365,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     memcpy(before, c->phase_seconds, sizeof(before));
     c->lane_calls++;
     call->lane_at = last;
+    call->started = 0;
     if (call->posted_at > 0) /* the trace's "queued" event is the engine's */
         c->phase_seconds[DDL_PH_QUEUED] += last - call->posted_at;
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
@@ -405,11 +409,9 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
         v.stream = (size_t)v.gpus * len * v.esize > STREAM_MIN_BYTES;
         if (in->nnodes == 1) {
-            if (r0 == 0)
-                ddl_lane_started(c, call);
+            ddl_lane_started(c, call);
             single_node(&v, off, len);
-        }
-        else if ((st = multi_node(c, call, &v, off, len)) == DDL_OK)
+        } else if ((st = multi_node(c, call, &v, off, len)) == DDL_OK)
             st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
         if (st == DDL_ERR_MISMATCH)
             return meet_after_mismatch(c, st);

@@ -17,16 +17,12 @@ struct transport_link {
     ddl_comm_t *c;
     ddl_call_t *call;
     const ddl_transport_t *t;
-    int started; /* the first chunk has been handed over: the call's start phase ended */
 };
 
 static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
 {
-    struct transport_link *l = ctx;
-    if (!l->started) {
-        l->started = 1;
-        ddl_lane_started(l->c, l->call);
-    }
+    const struct transport_link *l = ctx;
+    ddl_lane_started(l->c, l->call);
     return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, n, l->call->dtype, l->call->op);
 }
 
@@ -45,7 +41,7 @@ static ddl_status_t link_ready(void *ctx)
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, ddl_call_t *call, const ddl_transport_t *t, const ddl_chunks_t *plan,
                               size_t off, const ddl_pipeline_ops_t *ops)
 {
-    struct transport_link l = {c, call, t, 0};
+    struct transport_link l = {c, call, t};
     ddl_pipeline_link_t link = {link_start, link_finish, link_ready, &l};
     return ddl_pipeline_drive((size_t)c->set.inflight, plan, off, ddl_dtype_size(call->dtype), ops, &link,
                               &c->phase_seconds[DDL_PH_REDUCE]);

@@ -38,6 +38,7 @@ typedef struct {
     int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
     ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */
     double lane_at;         /* lane path: when it took the call up (the start phase runs from here) */
+    int started;            /* lane path: its first chunk went out (staged calls go in rounds) */
 } ddl_call_t;
 
 #endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The node's waits (core/node.c): a rank asleep in a barrier wakes when the
+ * last rank arrives.  A lost wake-up shows as a sleeper that returns only
+ * when its 50 ms sleep slice ends. */
+#include "config.h"
+
+#include <check.h>
+
+#include "unit.h"
+
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "node.h"
+
+#define ROUNDS 10
+#define LATE_S 0.02 /* the last rank comes this late: the first has long gone to sleep */
+#define WAKE_LIMIT_S 0.01 /* a lost wake-up waits out the slice: 30 ms here */
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The two ranks' times, shared: when the late one arrived, when the sleeper left. */
+typedef struct {
+    _Atomic double arrived[ROUNDS], left[ROUNDS];
+} times_t;
+
+static void run_rank(ddl_ctrl_t *ctrl, int rank, times_t *t)
+{
+    static const int world[2] = {0, 1};
+    ddl_node_t n = {.ctrl = ctrl, .local_rank = rank, .local_size = 2, .timeout = 5, .world_of_local = world,
+                    .host = "test"};
+    ctrl->slots[rank].pid = (int32_t)getpid();
+    ck_assert_int_eq(ddl_node_barrier(&n, "test: start"), DDL_OK);
+    for (int i = 0; i < ROUNDS; i++) {
+        if (rank == 1) {
+            nanosleep(&(struct timespec){0, (long)(LATE_S * 1e9)}, NULL);
+            atomic_store(&t->arrived[i], now());
+        }
+        ck_assert_int_eq(ddl_node_barrier(&n, "test: round"), DDL_OK);
+        if (rank == 0)
+            atomic_store(&t->left[i], now());
+    }
+}
+
+START_TEST(test_sleeper_wakes)
+{
+    size_t size = ddl_node_ctrl_size(2);
+    ddl_ctrl_t *ctrl = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    times_t *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert(ctrl != MAP_FAILED && t != MAP_FAILED);
+    ddl_node_ctrl_init(ctrl, 2);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        run_rank(ctrl, 1, t);
+        _exit(0);
+    }
+    run_rank(ctrl, 0, t);
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < ROUNDS; i++) {
+        double late = atomic_load(&t->left[i]) - atomic_load(&t->arrived[i]);
+        ck_assert_msg(late < WAKE_LIMIT_S, "round %d: the sleeper left %.1f ms after the last rank arrived", i,
+                      late * 1e3);
+    }
+    munmap(ctrl, size);
+    munmap(t, sizeof(*t));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("node");
+    TCase *tc = tcase_create("node");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_sleeper_wakes);
+    suite_add_tcase(s, tc);
+    return ddl_unit_run(s);
+}
