@@ -16,6 +16,39 @@
 #include "ipc_cache.h"
 #include "log.h"
 
+/* One plan's faults, or NULL: the checks run in plain C and the suite asserts
+ * once per plan (an assertion per chunk made the test take 40 s under ASan). */
+static const char *chunk_plan_fault(size_t n, size_t esize, size_t chunk_bytes, size_t align)
+{
+    ddl_chunks_t p = ddl_chunks_plan(n, esize, chunk_bytes, align);
+    if (p.per < 1)
+        return "an empty chunk size";
+    /* Chunks are whole multiples of the alignment unit in elements. */
+    size_t unit = align > esize ? align / esize : 1;
+    if (p.per % unit != 0)
+        return "a chunk size that is not a whole number of alignment units";
+    /* Never larger than asked unless one unit is already larger. */
+    if (chunk_bytes >= unit * esize && p.per * esize > chunk_bytes)
+        return "chunks larger than asked";
+    size_t next = 0;
+    for (size_t k = 0; k < p.count; k++) {
+        size_t off, len;
+        ddl_chunk_at(&p, k, &off, &len);
+        if (off != next)
+            return "a chunk that does not start where the previous one ended";
+        if (len < 1 || len > p.per || (k + 1 < p.count && len != p.per))
+            return "a chunk of the wrong length";
+        if ((off * esize) % (unit * esize) != 0)
+            return "a chunk that starts off its alignment";
+        next = off + len;
+    }
+    if (next != n)
+        return "chunks that do not cover the elements";
+    if (p.count != (n == 0 ? 0 : (n + p.per - 1) / p.per))
+        return "the wrong number of chunks";
+    return NULL;
+}
+
 START_TEST(test_chunks_cover_whole_elements)
 {
     static const size_t esizes[] = {1, 2, 4, 8};
@@ -25,28 +58,9 @@ START_TEST(test_chunks_cover_whole_elements)
         for (size_t c = 0; c < sizeof(chunk_bytes) / sizeof(chunk_bytes[0]); c++)
             for (size_t a = 0; a < 3; a++)
                 for (size_t n = 0; n <= 5000; n += n < 40 ? 1 : 331) {
-                    ddl_chunks_t p = ddl_chunks_plan(n, esizes[e], chunk_bytes[c], aligns[a]);
-                    ck_assert_uint_ge(p.per, 1);
-                    /* Chunks are whole multiples of the alignment unit in elements. */
-                    size_t unit = aligns[a] > esizes[e] ? aligns[a] / esizes[e] : 1;
-                    ck_assert_uint_eq(p.per % unit, 0);
-                    /* Never larger than asked unless one unit is already larger. */
-                    if (chunk_bytes[c] >= unit * esizes[e])
-                        ck_assert_uint_le(p.per * esizes[e], chunk_bytes[c]);
-                    size_t next = 0;
-                    for (size_t k = 0; k < p.count; k++) {
-                        size_t off, len;
-                        ddl_chunk_at(&p, k, &off, &len);
-                        ck_assert_uint_eq(off, next);
-                        ck_assert_uint_ge(len, 1);
-                        ck_assert_uint_le(len, p.per);
-                        if (k + 1 < p.count)
-                            ck_assert_uint_eq(len, p.per);
-                        ck_assert_uint_eq((off * esizes[e]) % (unit * esizes[e]), 0);
-                        next = off + len;
-                    }
-                    ck_assert_uint_eq(next, n);
-                    ck_assert_uint_eq(p.count, n == 0 ? 0 : (n + p.per - 1) / p.per);
+                    const char *fault = chunk_plan_fault(n, esizes[e], chunk_bytes[c], aligns[a]);
+                    ck_assert_msg(!fault, "%zu elements of %zu bytes, chunks of %zu bytes, aligned to %zu: %s", n,
+                                  esizes[e], chunk_bytes[c], aligns[a], fault ? fault : "");
                 }
 }
 END_TEST
