@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "comm.h"
