@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The lane algorithms between nodes, as one table built from the rows of
  * inter_algos.def, which the step lists (lane_steps.c), the step arrays
- * (root/create.c), the cost model (model.c), DDL_EXPLORE (select/explore.c),
- * online selection (select/online.c), ddl-info and ddl-sim iterate: a new
+ * (root/create.c), the cost model (model.c), online selection
+ * (select/online.c), ddl-info and ddl-sim iterate: a new
  * algorithm is its file (e.g. inter_rd.c) and one row there. */
 #ifndef DDL_INTER_H
 #define DDL_INTER_H

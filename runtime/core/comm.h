@@ -20,7 +20,6 @@
 
 /* Each layer's long-lived state, opaque here: the layer's own header has it. */
 struct ddl_engine;  /* engine/engine.h: posted requests and the progress thread */
-struct ddl_explore; /* select/explore.h: DDL_EXPLORE's measurements */
 struct ddl_online;  /* select/online.h: online selection's size classes */
 struct ddl_sched;   /* transport/steps.h: one lane schedule (a pipeline slot's step list in flight) */
 struct ddl_step;    /* transport/steps.h: one step of a schedule */
@@ -57,8 +56,7 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
-    struct ddl_explore *explore; /* DDL_EXPLORE: what the first calls measured */
-    struct ddl_online *online;   /* DDL_SELECT=online: what each size class measured and chose */
+    struct ddl_online *online;   /* online selection (and DDL_EXPLORE): what each size class measured and chose */
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];

@@ -25,13 +25,12 @@ typedef enum {
 } ddl_loc_kind_t;
 
 /* How one call goes between nodes: chosen by the owners (and every rank in
- * collective mode) from the tuning file, the cost model and the exploration
- * state; serve-mode helpers take it from their owner's request. */
+ * collective mode) from the tuning file, the cost model and online
+ * selection; serve-mode helpers take it from their owner's request. */
 typedef struct {
     int32_t lane_algo;      /* ddl_inter_algo_id_t; AUTO: the model per chunk */
     int32_t multiring;      /* along the DDL_TOPOLOGY grid */
     int32_t dims_fixed;     /* dim_algo holds the multiring's choice; else the model per chunk */
-    int32_t explore;        /* exploration bucket this call times, or -1 */
     uint64_t chunk;         /* bytes */
     uint8_t dim_algo[8];    /* [d], d >= 1: ddl_dim_algo_t (DDL_GRID_MAX_DIMS entries) */
 } ddl_call_plan_t;

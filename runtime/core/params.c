@@ -81,8 +81,8 @@ static const ddl_param_t params[] = {
      "owners; auto: online selection decides (DDL_SELECT=model: 512 on one node, 128K across nodes, "
      "measured crossovers, bench/RESULTS.md); set, it holds under online selection too"},
     {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0, NULL, 0, SETTING(explore), 1, NULL, NULL,
-     "PowerAI DDL's p: mode: the first calls of each chunk size time ring and recursive doubling along "
-     "every multiring dimension, and later calls keep the faster per dimension"},
+     "PowerAI DDL's p: mode: online selection times ring and recursive doubling along every multiring "
+     "dimension in turn, per size class, and later calls keep the faster per dimension"},
     {"DDL_CHUNK_SIZE", DDL_PARAM_SIZE, "auto", NULL, 4096, 0, "auto", 0, SETTING(chunk_size), 1, NULL, NULL,
      "bytes of a rank's slice moved per pipeline step between nodes, so that the intra-node "
      "reduction, the transfer and the write-back overlap; auto: from the cost model, 64K to 4M; else at "

@@ -73,7 +73,7 @@ static int parse_range(const char *word, ddl_band_t *b)
     return b->max > b->min ? 0 : -1;
 }
 
-static const char *const dim_algo_names[] = {"ring", "rd", NULL};
+const char *const ddl_dim_algo_names[] = {"ring", "rd", NULL};
 
 /* "ring,rd,..." -> b->dim_algo[1..]. */
 static int parse_dims(const char *list, ddl_band_t *b)
@@ -84,7 +84,7 @@ static int parse_dims(const char *list, ddl_band_t *b)
     b->ndims = 0;
     for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int idx;
-        if (b->ndims + 1 >= DDL_GRID_MAX_DIMS || ddl_parse_enum(w, dim_algo_names, &idx) != 0)
+        if (b->ndims + 1 >= DDL_GRID_MAX_DIMS || ddl_parse_enum(w, ddl_dim_algo_names, &idx) != 0)
             return -1;
         b->dim_algo[++b->ndims] = (unsigned char)idx;
     }

@@ -50,6 +50,7 @@ typedef struct {
 
 /* Per-dimension algorithms of the multiring (a band's dims=). */
 typedef enum { DDL_DIM_RING = 0, DDL_DIM_RD = 1 } ddl_dim_algo_t;
+extern const char *const ddl_dim_algo_names[]; /* as dims= names them, NULL-terminated */
 
 void ddl_model_defaults(ddl_model_t *m);
 

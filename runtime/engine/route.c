@@ -3,8 +3,10 @@
  * DDL_ALGO, then DDL_MPI_THRESHOLD when it was set, then DDL_SELECT: online
  * selection (select/online.h: the bookkeeping; here its agreements (core/agree.h),
  * its messages and DDL_TUNING_SAVE) or the fixed crossover and the cost model.
- * On the lane path, also the call's plan (lane algorithm, chunk, DDL_EXPLORE's
- * trial) and DDL_EXPLORE's record of it (ddl_route_lane). */
+ * Online selection is the one engine that times candidates: DDL_EXPLORE is
+ * its per-dimension stage, also under DDL_SELECT=model.  On the lane path,
+ * also the call's plan (lane algorithm, chunk, the multiring's dimensions;
+ * ddl_route_lane). */
 #include "config.h"
 
 #include <errno.h>
@@ -16,7 +18,6 @@
 #include "agree.h"
 #include "algo.h"
 #include "comm.h"
-#include "explore.h"
 #include "log.h"
 #include "online.h"
 #include "paths.h"
@@ -27,7 +28,7 @@ _Static_assert(DDL_ONLINE_MAX_CANDIDATES <= DDL_AGREE_MAX, "the ranks agree on e
 
 int ddl_select_online(const ddl_comm_t *c)
 {
-    return c->set.select == DDL_SELECT_ONLINE && c->set.algo != DDL_ALGO_MPI;
+    return (c->set.select == DDL_SELECT_ONLINE || c->set.explore) && c->set.algo != DDL_ALGO_MPI;
 }
 
 /* DDL_TUNING_SAVE: rank 0 checks at creation that it can write the file, so a
@@ -64,19 +65,25 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
     if (!ddl_select_online(c))
         return DDL_OK;
-    if (!threshold_given)
+    /* DDL_SELECT=model with DDL_EXPLORE: the crossover and the chunk stay the
+     * model's; only the lanes' algorithms are timed. */
+    int online = c->set.select == DDL_SELECT_ONLINE;
+    if (!threshold_given && online)
         c->set.mpi_threshold = 0; /* the online selection times the MPI path itself */
     ddl_online_job_t job = {
         .nnodes = c->info.nnodes,
         .path = lanes_path(c),
-        .with_mpi = c->set.algo == DDL_ALGO_AUTO && !threshold_given,
-        /* DDL_EXPLORE times the lane algorithms per chunk itself. */
-        .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && !c->set.explore && c->set.algo != DDL_ALGO_MULTIRING,
-        .chunks = c->set.chunk_size == 0,
+        .with_mpi = online && c->set.algo == DDL_ALGO_AUTO && !threshold_given,
+        /* Beside the multiring only with online selection (DDL_SELECT=model chose the multiring). */
+        .lane_algos = c->set.lane_algo == DDL_INTER_AUTO && c->set.algo != DDL_ALGO_MULTIRING &&
+                      (online || lanes_path(c) == DDL_ALGO_LANE),
+        .chunks = online && c->set.chunk_size == 0,
         .drift = c->set.select_drift / 100.0,
         .exchange_min = DDL_SIG_DATA_BYTES,
         .exchange_max = DDL_SIG_EXCHANGE_BYTES,
         .mpi_first = c->helper_mode == DDL_HELPERS_SERVE || c->info.lanes == 1,
+        /* The grid's node dimensions; a band's dims= fixes them instead. */
+        .dims = c->set.explore && lanes_path(c) == DDL_ALGO_MULTIRING && c->info.nnodes > 1 ? c->set.grid.ndims - 1 : 0,
     };
     ddl_online_init(c->online, &job);
     /* Serve-mode helpers never see the MPI path's calls: the owners agree alone. */
@@ -166,7 +173,13 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
     ddl_algo_id_t algo;
     const char *why;
     if (fixed_rule(c, bytes, &band, &algo, &why)) {
-        ddl_candidate_t as = {algo, band ? band->lane_algo : 0, 0, band ? band->exchange : 0};
+        ddl_candidate_t as = {.algo = algo};
+        if (band) {
+            as.lane_algo = band->lane_algo;
+            as.exchange = band->exchange;
+            as.ndims = band->ndims;
+            memcpy(as.dim_algo, band->dim_algo, sizeof(as.dim_algo));
+        }
         ddl_candidate_describe(&as, band ? band->chunk : 0, buf, len);
         return 1;
     }
@@ -192,12 +205,17 @@ static void class_range(int cls, char *buf, size_t len)
         snprintf(buf, len, "%zu-%zu bytes", (size_t)1 << cls, ((size_t)1 << (cls + 1)) - 1);
 }
 
-static void log_decision(const ddl_comm_t *c, int cls)
+/* A class's choice, or (dim > 0) the algorithm along a multiring dimension. */
+static void log_decision(const ddl_comm_t *c, int cls, int dim)
 {
     const ddl_online_class_t *k = &c->online->cls[cls];
     char range[64], chosen[64], timed[512];
     class_range(cls, range, sizeof(range));
-    ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
+    if (dim)
+        snprintf(chosen, sizeof(chosen), "multiring dimension %d: %s", dim,
+                 ddl_dim_algo_names[k->cand[k->chosen].dim_algo[dim]]);
+    else
+        ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
     DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d rounds: %s)", range, chosen,
              k->rounds, ddl_online_timings(k, timed, sizeof(timed)));
 }
@@ -253,8 +271,12 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
     ddl_online_outcome_t out = ddl_online_settle(c->online, bytes, v);
     if (c->info.rank != 0)
         return DDL_OK;
+    int dim = c->online->cls[cls].dim_decided;
+    if ((out == DDL_ONLINE_DIMENSION || out == DDL_ONLINE_DECIDED) && dim)
+        log_decision(c, cls, dim);
     if (out == DDL_ONLINE_DECIDED) {
-        log_decision(c, cls);
+        if (!dim)
+            log_decision(c, cls, 0);
         if (c->save_path[0])
             save(c);
     } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {
@@ -281,9 +303,8 @@ static size_t scale_chunk(const ddl_comm_t *c, size_t chunk, int shift)
 
 /* This call's algorithms and chunk: a tuning band for its size first, then
  * DDL_LANE_ALGO and DDL_CHUNK_SIZE, then the cost model; online selection's
- * candidate (call->cand) replaces the lane algorithm and scales the chunk;
- * DDL_EXPLORE may override the per-dimension choice while it measures, and
- * after. */
+ * candidate (call->cand) replaces the lane algorithm, scales the chunk and,
+ * with DDL_EXPLORE, fixes the multiring's dimensions. */
 static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiring)
 {
     const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
@@ -291,21 +312,19 @@ static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiri
     ddl_call_plan_t *p = &call->plan;
     memset(p, 0, sizeof(*p));
     p->multiring = multiring;
-    p->explore = -1;
     p->lane_algo = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
     p->chunk = ddl_lane_chunk(c, bytes, multiring);
     if (cand && cand->lane_algo)
         p->lane_algo = cand->lane_algo;
     if (cand && cand->chunk_shift)
         p->chunk = scale_chunk(c, p->chunk, cand->chunk_shift);
-    if (multiring && band && band->ndims) {
+    const unsigned char *dims = cand && cand->ndims ? cand->dim_algo : band && band->ndims ? band->dim_algo : NULL;
+    int ndims = cand && cand->ndims ? cand->ndims : band ? band->ndims : 0;
+    if (multiring && dims) {
         p->dims_fixed = 1;
-        for (int d = 1; d <= band->ndims && d < DDL_GRID_MAX_DIMS; d++)
-            p->dim_algo[d] = band->dim_algo[d];
+        for (int d = 1; d <= ndims && d < DDL_GRID_MAX_DIMS; d++)
+            p->dim_algo[d] = dims[d];
     }
-    size_t per_rank = bytes / (size_t)c->info.local_size;
-    if (c->set.explore && !p->dims_fixed && (multiring || p->lane_algo == DDL_INTER_AUTO) && c->info.nnodes > 1)
-        ddl_explore_plan(c->explore, multiring ? &c->set.grid : NULL, per_rank < p->chunk ? per_rank : p->chunk, p);
 }
 
 ddl_status_t ddl_route_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
@@ -313,13 +332,5 @@ ddl_status_t ddl_route_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     /* Serve-mode helpers take their owner's plan from its request (ddl_allreduce_lane). */
     if (c->info.role == DDL_ROLE_OWNER || c->helper_mode == DDL_HELPERS_COLLECTIVE)
         plan_call(c, call, (size_t)call->count * ddl_dtype_size(call->dtype), multiring);
-    /* Whether this call explores is known only from its plan, which serve-mode
-     * helpers take from their owner inside the lane call: with DDL_EXPLORE on,
-     * every lane call notes the counters first (every rank agrees on it). */
-    if (c->set.explore)
-        ddl_explore_begin(c);
-    ddl_status_t st = ddl_allreduce_lane(c, call, multiring);
-    if (st == DDL_OK && call->plan.explore >= 0 && (st = ddl_explore_record(c, &call->plan)) != DDL_OK)
-        st = ddl_comm_fail(c, st);
-    return st;
+    return ddl_allreduce_lane(c, call, multiring);
 }

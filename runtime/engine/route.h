@@ -25,9 +25,9 @@ ddl_algo_id_t ddl_select_algo(struct ddl_comm *c, ddl_call_t *call, size_t bytes
 /* Should call be timed for the selection? */
 int ddl_select_wants_time(const struct ddl_comm *c, const ddl_call_t *call, size_t bytes);
 /* The lane path for call (multiring: on the grid): its plan (algorithm and
- * chunk: tuning band, settings, the model, online selection's candidate,
- * DDL_EXPLORE), the lane allreduce, and DDL_EXPLORE's record of it.  Serve-mode
- * helpers (ddl_serve) come here too and follow their owner's plan. */
+ * chunk: tuning band, settings, the model, online selection's candidate) and
+ * the lane allreduce.  Serve-mode helpers (ddl_serve) come here too and follow
+ * their owner's plan. */
 ddl_status_t ddl_route_lane(struct ddl_comm *c, ddl_call_t *call, int multiring);
 /* After call ended with st: its time (negative: not timed) goes to
  * the selection, which may agree with the other ranks now (a collective over

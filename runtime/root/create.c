@@ -15,7 +15,6 @@
 #include "bootstrap.h"
 #include "comm.h"
 #include "engine.h"
-#include "explore.h"
 #include "gpu.h"
 #include "inter.h"
 #include "lanemap.h"
@@ -84,7 +83,6 @@ static void release(ddl_comm_t *c)
         free(c->tmp[i]);
     }
     free(c->sched);
-    free(c->explore);
     free(c->online);
     ddl_heap_fini(&c->heap);
     for (size_t i = 0; i < c->npriv; i++)
@@ -446,10 +444,12 @@ static void log_tuning(const ddl_comm_t *c)
                  t->model.measured[d] ? "measured: tuning file" : "default, measured on the emulated 1 Gbit/s cluster");
     DDL_INFO(DDL_SUBSYS_COLL, "cost model, host reduction: %.0f MB/s", 1e-6 / t->model.gamma);
     if (t->nbands == 0) {
+        int online = c->set.select == DDL_SELECT_ONLINE && ddl_select_online(c);
         DDL_INFO(DDL_SUBSYS_COLL, "no tuning bands: DDL_ALGO=%s, %s, lanes %s (auto: the cost model per chunk), "
-                 "chunk %s", ddl_algo_names[c->set.algo], ddl_select_online(c) ? "chosen online per size class (DDL_SELECT)"
+                 "chunk %s%s", ddl_algo_names[c->set.algo], online ? "chosen online per size class (DDL_SELECT)"
                  : "MPI below DDL_MPI_THRESHOLD (DDL_SELECT=model)", ddl_inter_algo_names[c->set.lane_algo],
-                 ddl_param_string("DDL_CHUNK_SIZE"));
+                 ddl_param_string("DDL_CHUNK_SIZE"), c->set.explore ? ", the lanes' algorithms timed per size class "
+                 "(DDL_EXPLORE; the multiring's dimension by dimension)" : "");
         return;
     }
     for (int i = 0; i < t->nbands; i++) {
@@ -476,8 +476,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_create: cfg and out must not be NULL");
     *out = NULL;
     ddl_comm_t *c = calloc(1, sizeof(*c));
-    if (c && (!(c->explore = calloc(1, sizeof(*c->explore))) || !(c->online = calloc(1, sizeof(*c->online))))) {
-        free(c->explore);
+    if (c && !(c->online = calloc(1, sizeof(*c->online)))) {
         free(c);
         c = NULL;
     }

@@ -33,9 +33,17 @@ static int rounds_for(int cls)
     return cls < 16 ? 5 : cls < 22 ? 3 : cls < 25 ? 2 : 1;
 }
 
-static void add(ddl_online_class_t *k, int algo, int lane_algo, int chunk_shift)
+/* The multiring carries the dimensions the class decided (job->dims). */
+static ddl_candidate_t *add(ddl_online_class_t *k, const ddl_online_job_t *job, int algo, int lane_algo,
+                            int chunk_shift)
 {
-    k->cand[k->ncand++] = (ddl_candidate_t){algo, lane_algo, chunk_shift, 0};
+    ddl_candidate_t *c = &k->cand[k->ncand++];
+    *c = (ddl_candidate_t){.algo = algo, .lane_algo = lane_algo, .chunk_shift = chunk_shift};
+    if (algo == DDL_ALGO_MULTIRING && job->dims) {
+        c->ndims = job->dims;
+        memcpy(c->dim_algo, k->dim_algo, sizeof(c->dim_algo));
+    }
+    return c;
 }
 
 /* Some of the class's sizes go past what the MPI path's exchange carries by
@@ -52,31 +60,37 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
  * lane algorithm when they are candidates too: each row of inter_algos.def
  * that is one on this many nodes); the system MPI (and, for
  * messages it could carry, the owners' exchange with the data); half and
- * twice the chunk. */
+ * twice the chunk.  While the class decides the multiring's dimensions
+ * (job->dims), only ring and rd along the dimension of this stage. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
 {
-    int explorations = k->explorations;
+    ddl_online_class_t kept = *k;
     memset(k, 0, sizeof(*k));
-    k->explorations = explorations + 1;
+    k->explorations = kept.explorations + 1;
+    k->stage = job->dims && kept.stage == 0 ? 1 : kept.stage;
+    memcpy(k->dim_algo, kept.dim_algo, sizeof(k->dim_algo));
     int several = job->nnodes > 1;
-    if (job->lane_algos && several) {
-        if (job->path == DDL_ALGO_MULTIRING)
-            add(k, DDL_ALGO_MULTIRING, 0, 0);
-        for (int i = 0; i < DDL_INTER_ALGOS; i++)
-            if (ddl_inter_algo_candidate(&ddl_inter_algos[i], job->nnodes))
-                add(k, DDL_ALGO_LANE, ddl_inter_algos[i].id, 0);
+    if (k->stage && k->stage <= job->dims) {
+        add(k, job, DDL_ALGO_MULTIRING, 0, 0)->dim_algo[k->stage] = DDL_DIM_RING;
+        add(k, job, DDL_ALGO_MULTIRING, 0, 0)->dim_algo[k->stage] = DDL_DIM_RD;
     } else {
-        add(k, job->path, 0, 0);
-    }
-    if (job->with_mpi)
-        add(k, DDL_ALGO_MPI, 0, 0);
-    if (job->with_mpi && exchange_class(job, cls)) {
-        add(k, DDL_ALGO_MPI, 0, 0);
-        k->cand[k->ncand - 1].exchange = 1;
-    }
-    if (job->chunks && several && chunked) {
-        add(k, job->path, 0, -1);
-        add(k, job->path, 0, 1);
+        if (job->lane_algos && several) {
+            if (job->path == DDL_ALGO_MULTIRING)
+                add(k, job, DDL_ALGO_MULTIRING, 0, 0);
+            for (int i = 0; i < DDL_INTER_ALGOS; i++)
+                if (ddl_inter_algo_candidate(&ddl_inter_algos[i], job->nnodes))
+                    add(k, job, DDL_ALGO_LANE, ddl_inter_algos[i].id, 0);
+        } else {
+            add(k, job, job->path, 0, 0);
+        }
+        if (job->with_mpi)
+            add(k, job, DDL_ALGO_MPI, 0, 0);
+        if (job->with_mpi && exchange_class(job, cls))
+            add(k, job, DDL_ALGO_MPI, 0, 0)->exchange = 1;
+        if (job->chunks && several && chunked) {
+            add(k, job, job->path, 0, -1);
+            add(k, job, job->path, 0, 1);
+        }
     }
     k->rounds = job->rounds > 0 ? job->rounds : rounds_for(cls);
     for (int i = 0; i < k->ncand; i++)
@@ -183,6 +197,13 @@ static void set_reference(ddl_online_class_t *k, double seconds)
     k->nrecent = 0;
 }
 
+/* After its dimensions a class would list the multiring alone (start()). */
+static int multiring_alone(const ddl_online_job_t *job)
+{
+    int several = job->nnodes > 1;
+    return !(job->lane_algos && several) && !job->with_mpi && !(job->chunks && several);
+}
+
 ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed)
 {
     ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
@@ -192,6 +213,18 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
         for (int i = 1; i < k->ncand; i++) /* ties go to the earlier candidate */
             if (agreed[i] < agreed[k->chosen])
                 k->chosen = i;
+        k->dim_decided = 0;
+        if (k->stage && k->stage <= o->job.dims) { /* a dimension decided: the next call starts the next stage */
+            k->dim_decided = k->stage;
+            k->dim_algo[k->stage] = k->cand[k->chosen].dim_algo[k->stage];
+            k->stage++;
+            if (k->stage <= o->job.dims || !multiring_alone(&o->job)) {
+                k->state = DDL_CLASS_NEW;
+                return DDL_ONLINE_DIMENSION;
+            }
+            /* The last dimension, and the multiring is the class's one
+             * candidate: its choice is this one, timed already. */
+        }
         set_reference(k, agreed[k->chosen]);
         k->state = DDL_CLASS_DECIDED;
         return DDL_ONLINE_DECIDED;
@@ -200,6 +233,8 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
     double ratio = agreed[0] / k->reference;
     if (ratio > 1 + o->job.drift) {
         k->state = DDL_CLASS_NEW;
+        k->stage = 0; /* the dimensions too are timed again */
+        memset(k->dim_algo, 0, sizeof(k->dim_algo));
         k->reference = agreed[0]; /* for the caller's message */
         return DDL_ONLINE_DRIFTED;
     }
@@ -218,8 +253,12 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
  * "lane/ring", "multiring" ...; returns snprintf's count. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
 {
-    return snprintf(buf, len, "%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
-                    c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->exchange ? "/exchange" : "");
+    char dims[8 + 3 * DDL_GRID_MAX_DIMS] = "";
+    for (int d = 1, n = 0; d <= c->ndims && d < DDL_GRID_MAX_DIMS; d++)
+        n += snprintf(dims + n, sizeof(dims) - (size_t)n, "%s%s", d == 1 ? " dims=" : ",",
+                      ddl_dim_algo_names[c->dim_algo[d]]);
+    return snprintf(buf, len, "%s%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
+                    c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->exchange ? "/exchange" : "", dims);
 }
 
 void ddl_candidate_describe(const ddl_candidate_t *c, size_t chunk, char *buf, size_t len)
@@ -250,7 +289,15 @@ static int same_choice(const ddl_online_class_t *a, const ddl_online_class_t *b)
 {
     const ddl_candidate_t *x = &a->cand[a->chosen], *y = &b->cand[b->chosen];
     return x->algo == y->algo && x->lane_algo == y->lane_algo && x->exchange == y->exchange &&
+           x->ndims == y->ndims && memcmp(x->dim_algo, y->dim_algo, sizeof(x->dim_algo)) == 0 &&
            a->chunk[a->chosen] == b->chunk[b->chosen];
+}
+
+/* A decided class that was timed: more than one candidate, or the multiring's
+ * dimensions (a class with one candidate alone taught nothing). */
+static int learnt(const ddl_online_class_t *k)
+{
+    return k->state == DDL_CLASS_DECIDED && (k->ncand > 1 || k->stage > 0);
 }
 
 int ddl_online_write(const ddl_online_t *o, FILE *f)
@@ -258,17 +305,15 @@ int ddl_online_write(const ddl_online_t *o, FILE *f)
     int bands = 0;
     for (int i = 0; i < DDL_ONLINE_CLASSES;) {
         const ddl_online_class_t *k = &o->cls[i];
-        /* A class with one candidate was never timed: nothing was learnt. */
-        if (k->state != DDL_CLASS_DECIDED || k->ncand < 2) {
+        if (!learnt(k)) {
             i++;
             continue;
         }
         int j = i + 1;
-        while (j < DDL_ONLINE_CLASSES && o->cls[j].state == DDL_CLASS_DECIDED && o->cls[j].ncand > 1 &&
-               same_choice(k, &o->cls[j]))
+        while (j < DDL_ONLINE_CLASSES && learnt(&o->cls[j]) && same_choice(k, &o->cls[j]))
             j++;
         const ddl_candidate_t *c = &k->cand[k->chosen];
-        char algo[32];
+        char algo[64];
         ddl_candidate_name(c, algo, sizeof(algo));
         ddl_tuning_write_band(f, (size_t)1 << i, j >= DDL_ONLINE_CLASSES ? SIZE_MAX : (size_t)1 << j, algo,
                               c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);

@@ -11,6 +11,13 @@
  * than DDL_SELECT_DRIFT is explored again (one that became faster keeps its
  * choice, with the new time as the reference).
  *
+ * With DDL_EXPLORE (PowerAI DDL's p: mode) and the multiring, a class first
+ * decides the multiring's algorithm along each node dimension of the grid, one
+ * dimension after the other from the innermost out: a stage of two candidates
+ * (ring, rd) with the dimensions already decided fixed and the outer ones on
+ * the ring, timed and agreed like any exploration.  Then the class's candidates
+ * are timed as always, the multiring among them with the decided dimensions.
+ *
  * This file is the bookkeeping only, without MPI: the caller times the calls,
  * runs the agreement when ddl_online_observe asks for one, and hands back the
  * agreed numbers (engine/route.c). */
@@ -21,6 +28,7 @@
 #include <stdio.h>
 
 #include "algo.h"
+#include "grid.h"
 
 #define DDL_ONLINE_CLASSES 64
 /* The multiring, each lane algorithm, the MPI path and its exchange, half
@@ -35,6 +43,8 @@ typedef struct ddl_candidate {
     int lane_algo;   /* ddl_inter_algo_id_t; AUTO: DDL_LANE_ALGO (the model per chunk when auto) */
     int chunk_shift; /* the chunk: the model's times 2^chunk_shift (-1, 0 or 1) */
     int exchange;    /* MPI: the data rides in the owners' signature exchange (mpi/exchange) */
+    int ndims;       /* multiring: dim_algo[1..ndims] are fixed (DDL_EXPLORE); 0: the model per chunk */
+    unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* ddl_dim_algo_t */
 } ddl_candidate_t;
 
 /* What the job lets the selection choose (the same on every rank). */
@@ -56,6 +66,9 @@ typedef struct {
      * caller's arguments.  In collective mode a class's first call takes the
      * lanes, whose check covers the helpers' arguments too. */
     int mpi_first;
+    /* DDL_EXPLORE with the multiring: the grid's node dimensions (1..dims)
+     * whose algorithms are timed one by one before the class's candidates; 0: none. */
+    int dims;
 } ddl_online_job_t;
 
 typedef enum { DDL_CLASS_NEW = 0, DDL_CLASS_EXPLORING, DDL_CLASS_DECIDED } ddl_class_state_t;
@@ -74,6 +87,9 @@ typedef struct {
     double recent[DDL_ONLINE_RECENT];
     int nrecent;
     int explorations;                        /* times this class was explored */
+    int stage;                               /* job.dims: the dimension being timed; past them: the candidates */
+    int dim_decided;                         /* the dimension the last settle decided; 0: none */
+    unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* job.dims: the dimensions decided so far */
 } ddl_online_class_t;
 
 typedef struct ddl_online {
@@ -82,7 +98,13 @@ typedef struct ddl_online {
 } ddl_online_t;
 
 /* What ddl_online_settle found. */
-typedef enum { DDL_ONLINE_DECIDED = 1, DDL_ONLINE_STEADY, DDL_ONLINE_DRIFTED, DDL_ONLINE_FASTER } ddl_online_outcome_t;
+typedef enum {
+    DDL_ONLINE_DECIDED = 1, /* the class's choice (after its last dimension, when the multiring is its one candidate) */
+    DDL_ONLINE_DIMENSION,   /* a multiring dimension's algorithm (job.dims); the class goes on exploring */
+    DDL_ONLINE_STEADY,
+    DDL_ONLINE_DRIFTED,
+    DDL_ONLINE_FASTER,
+} ddl_online_outcome_t;
 
 int ddl_online_class_of(size_t bytes);
 void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job);
@@ -104,7 +126,7 @@ int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chu
 /* With the agreed numbers of the last observe: the decision, or the drift check's outcome. */
 ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed);
 /* A candidate's name as a tuning file's band gives it: "mpi", "mpi/exchange",
- * "lane/ring", "lane"; snprintf's return. */
+ * "lane/ring", "lane", "multiring dims=rd,ring"; snprintf's return. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len);
 /* The name with the chunk, when it has one (0: none): "mpi", "lane/ring",
  * "lane chunk=128K", "multiring chunk=1M" ... */

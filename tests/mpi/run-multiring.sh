@@ -80,16 +80,22 @@ if out=$(DDL_NODE_SIZE=1 timeout 120 $MPIRUN -n 4 "$top_builddir/tests/mpi/ddl-t
 else
     fail "PowerAI DDL compatible API"; echo "$out" | tail -8
 fi
-# DDL_EXPLORE says what it timed and what it keeps, dimension by dimension, and
-# the PowerAI p: mode turns it on.
-if out=$(DDL_EXPLORE=1 DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL DDL_ALGO=multiring DDL_TOPOLOGY=1x2x2 DDL_NODE_SIZE=1 \
-    timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1M -e 1M -n 6 -w 0 < /dev/null 2>&1) &&
-   grep -q "DDL_EXPLORE: chunks of about .* bytes, dimension 1: \(ring\|rd\) (timed: ring [0-9]* us, rd [0-9]* us)" <<< "$out" &&
-   grep -q "DDL_EXPLORE: chunks of about .* bytes, dimension 2: " <<< "$out"; then
-    pass "DDL_EXPLORE times ring and rd per dimension and keeps one: $(grep -o 'dimension 1: [a-z]* (timed[^)]*)' <<< "$out" | head -1)"
-else
-    fail "DDL_EXPLORE decisions"; echo "$out" | tail -8
-fi
+# DDL_EXPLORE is online selection's per-dimension stage: it says what it
+# timed and what it keeps, dimension by dimension, under either DDL_SELECT, and
+# DDL_TUNING_SAVE writes the dimensions back as a band's dims=.
+saved=$(mktemp -u)
+for select in online model; do
+    if out=$(DDL_SELECT=$select DDL_EXPLORE=1 DDL_TUNING_SAVE=$saved DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL DDL_ALGO=multiring \
+        DDL_TOPOLOGY=1x2x2 DDL_NODE_SIZE=1 timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1M -e 1M -n 12 -w 0 < /dev/null 2>&1) &&
+       grep -q "online selection, .* bytes: multiring dimension 1: \(ring\|rd\) (the slowest rank's best of [0-9]* rounds: multiring dims=ring,ring .* us, multiring dims=rd,ring .* us)" <<< "$out" &&
+       grep -q "online selection, .* bytes: multiring dimension 2: \(ring\|rd\) (.*: multiring dims=[a-z]*,ring .* us, multiring dims=[a-z]*,rd .* us)" <<< "$out" &&
+       grep -q "^1048576-2097152 multiring dims=\(ring\|rd\),\(ring\|rd\)" "$saved"; then
+        pass "DDL_EXPLORE (DDL_SELECT=$select) times ring and rd per dimension and keeps one: $(grep -o 'dimension 1: [a-z]* (.*' <<< "$out" | head -1); saved: $(grep multiring "$saved")"
+    else
+        fail "DDL_EXPLORE decisions (DDL_SELECT=$select)"; echo "$out" | tail -8; cat "$saved"
+    fi
+    rm -f "$saved"
+done
 rm -f "$rings" "$mixed" "$mixed2" "$dims_file"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left: $(shm_segments)"
 finish

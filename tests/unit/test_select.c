@@ -29,8 +29,13 @@ static const ddl_online_job_t two_nodes = {.nnodes = 2,
 static int same(const ddl_candidate_t *a, const ddl_candidate_t *b)
 {
     return a->algo == b->algo && a->lane_algo == b->lane_algo && a->chunk_shift == b->chunk_shift &&
-           a->exchange == b->exchange;
+           a->exchange == b->exchange && a->ndims == b->ndims && memcmp(a->dim_algo, b->dim_algo, sizeof(a->dim_algo)) == 0;
 }
+
+/* The multiring's best algorithm along each node dimension, for cost(): each
+ * other choice costs its dimension's share more, the same whatever the other
+ * dimensions run, so every stage has one right answer. */
+static const unsigned char best_dims[DDL_GRID_MAX_DIMS] = {0, DDL_DIM_RD, DDL_DIM_RING, DDL_DIM_RD};
 
 /* A rank's time for candidate c: a cost per candidate and size that all ranks
  * share, times this rank's own noise (up to +-noise), so that ranks disagree
@@ -39,6 +44,8 @@ static double cost(const ddl_candidate_t *c, size_t bytes, int rank, unsigned *s
 {
     double base = c->algo == DDL_ALGO_MPI ? 2e-6 + bytes / 1e9 : 20e-6 + bytes / (2e9 + 1e8 * c->lane_algo);
     base *= 1.0 + 0.05 * c->chunk_shift * c->chunk_shift;
+    for (int d = 1; d <= c->ndims; d++)
+        base *= c->dim_algo[d] == best_dims[d] ? 1.0 : 1.1 + 0.1 * d;
     double jitter = ((double)rand_r(seed) / RAND_MAX * 2 - 1) * noise;
     return base * (1 + jitter) * (1 + 0.01 * rank);
 }
@@ -294,6 +301,76 @@ START_TEST(test_drift)
 }
 END_TEST
 
+/* DDL_EXPLORE with the multiring on a 1x2x2x2 grid: ring and rd along each
+ * node dimension in turn, from the innermost out, the decided ones fixed and
+ * the outer ones on the ring; then the class's candidates, the multiring with
+ * the decided dimensions; a tuning file reads them back; a drift times them
+ * again. */
+START_TEST(test_dimensions)
+{
+    static ddl_online_t o[RANKS];
+    unsigned seeds[RANKS] = {9, 10, 11, 12};
+    size_t bytes = 1 << 20;
+    int cls = ddl_online_class_of(bytes);
+    for (int with_mpi = 0; with_mpi <= 1; with_mpi++) {
+        ddl_online_job_t job = {.nnodes = 8, .path = DDL_ALGO_MULTIRING, .with_mpi = with_mpi, .drift = 0.5, .dims = 3};
+        for (int r = 0; r < RANKS; r++)
+            ddl_online_init(&o[r], &job);
+        const ddl_online_class_t *k = &o[0].cls[cls];
+        for (int d = 1; d <= 3; d++) {
+            const ddl_candidate_t *c = ddl_online_next(&o[0], bytes, 1);
+            ck_assert_int_eq(k->stage, d);
+            ck_assert_int_eq(k->ncand, 2);
+            for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(k->cand[i].algo, DDL_ALGO_MULTIRING);
+                ck_assert_int_eq(k->cand[i].ndims, 3);
+                for (int e = 1; e <= 3; e++) /* decided, this stage's trial, then the ring */
+                    ck_assert_int_eq(k->cand[i].dim_algo[e], e < d ? best_dims[e] : e == d ? i : DDL_DIM_RING);
+            }
+            ck_assert_ptr_eq(c, &k->cand[0]);
+            int out;
+            while ((out = call_all(o, bytes, 1, seeds, 0.02, 1)) == 0)
+                ;
+            ck_assert_int_eq(k->dim_decided, d);
+            ck_assert_int_eq(k->dim_algo[d], best_dims[d]);
+            /* The last dimension decides the class when the multiring is its one candidate. */
+            ck_assert_int_eq(out, d == 3 && !with_mpi ? DDL_ONLINE_DECIDED : DDL_ONLINE_DIMENSION);
+        }
+        if (with_mpi) {
+            decide(o, bytes, 1, seeds);
+            ck_assert_int_eq(k->ncand, 2);
+            ck_assert_int_eq(k->cand[1].algo, DDL_ALGO_MPI);
+            ck_assert_int_eq(k->cand[1].ndims, 0);
+        }
+        const ddl_candidate_t *m = &k->cand[with_mpi ? 0 : k->chosen]; /* the multiring */
+        ck_assert_int_eq(m->algo, DDL_ALGO_MULTIRING);
+        ck_assert_mem_eq(m->dim_algo + 1, best_dims + 1, 3);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        ck_assert_int_eq(ddl_online_write(&o[0], f), 1);
+        fclose(f);
+        ddl_tuning_t t;
+        ck_assert_msg(ddl_tuning_parse(text, &t) == DDL_OK, "%s", text);
+        const ddl_band_t *b = ddl_tuning_find(&t, bytes);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->algo, k->cand[k->chosen].algo);
+        if (b->algo == DDL_ALGO_MULTIRING) {
+            ck_assert_int_eq(b->ndims, 3);
+            ck_assert_mem_eq(b->dim_algo + 1, best_dims + 1, 3);
+        }
+        free(text);
+    }
+    /* Three times slower: explored again from the first dimension. */
+    while (call_all(o, (size_t)1 << 20, 1, seeds, 0, 3) != DDL_ONLINE_DRIFTED)
+        ;
+    ddl_online_next(&o[0], (size_t)1 << 20, 1);
+    ck_assert_int_eq(o[0].cls[cls].stage, 1);
+    ck_assert_int_eq(o[0].cls[cls].cand[1].dim_algo[1], DDL_DIM_RD);
+    ck_assert_int_eq(o[0].cls[cls].cand[1].dim_algo[3], DDL_DIM_RING); /* decided rd before: forgotten */
+}
+END_TEST
+
 START_TEST(test_save_reload)
 {
     static ddl_online_t o[RANKS];
@@ -339,6 +416,7 @@ int main(void)
     tcase_add_test(tc, test_candidates);
     tcase_add_test(tc, test_agreement);
     tcase_add_test(tc, test_drift);
+    tcase_add_test(tc, test_dimensions);
     tcase_add_test(tc, test_save_reload);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
