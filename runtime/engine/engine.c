@@ -117,13 +117,16 @@ static void start_thread(ddl_engine_t *e)
     e->thread_on = 1;
 }
 
-/* One step of a wait, with the lock held: without a progress thread the
- * waiting caller runs the next queued request itself; otherwise (or while
- * another thread runs one) it sleeps until a run ends.  Every wait inside a
- * call has DDL_TIMEOUT, so the runner always comes back. */
+/* One step of a wait, with the lock held: when no thread runs a request, the
+ * waiting caller runs the next queued one itself (in posting order, so up to
+ * its own), progress thread or not: it would only sleep meanwhile, and a
+ * request posted just before the wait starts without waking another thread
+ * (on a busy host, a scheduling delay).  While another thread runs one it
+ * sleeps until that run ends.  Every wait inside a call has DDL_TIMEOUT, so
+ * the runner always comes back. */
 static void wait_step(ddl_engine_t *e)
 {
-    if (!e->threaded && e->head && !e->busy)
+    if (e->head && !e->busy)
         run_locked(e, pop(e));
     else
         pthread_cond_wait(&e->completed, &e->lock);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The request engine: every allreduce, blocking or not, is a request that is
  * posted (arguments checked, queued), progressed (run by the communicator's
- * progress thread, or by the caller when there is none) and completed (status
- * and message kept for ddl_test / ddl_wait), in posting order. */
+ * progress thread, or by a caller waiting for it when no thread runs one) and
+ * completed (status and message kept for ddl_test / ddl_wait), in posting
+ * order. */
 #ifndef DDL_ENGINE_H
 #define DDL_ENGINE_H
 
