@@ -184,6 +184,15 @@ int main(int argc, char **argv)
                    SMALL - 1, DDL_DTYPE_F32, DDL_REDOP_SUM);
         mismatched("small type", comm, send, recv, next, bytes, odd_owner, SMALL, DDL_DTYPE_F32, DDL_REDOP_SUM, SMALL,
                    DDL_DTYPE_I32, DDL_REDOP_SUM);
+        /* Between nodes the exchange's messages go in pieces of 4032 bytes, a
+         * full one announcing the next: one piece (3840 B of data) against
+         * two (3968 B), and two full pieces and an empty one (7936 B) against
+         * three (8064 B).  A rank that waited for a piece never sent, or left
+         * one unread for the next call, would fail here or in what follows. */
+        mismatched("count across the exchange's first piece", comm, send, recv, next, bytes, odd_owner, 960,
+                   DDL_DTYPE_F32, DDL_REDOP_SUM, 992, DDL_DTYPE_F32, DDL_REDOP_SUM);
+        mismatched("count across the exchange's last piece", comm, send, recv, next, bytes, 0, 2016, DDL_DTYPE_F32,
+                   DDL_REDOP_SUM, 1984, DDL_DTYPE_F32, DDL_REDOP_SUM);
         /* Count 0 takes part: against a small count (the MPI path for both),
          * against a large one (the lanes; count 0 goes the MPI path), from an
          * owner and, in collective mode, from a helper. */
