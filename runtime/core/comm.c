@@ -178,7 +178,7 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
     /* The owners' ranks are node-major (make_layout): a node's are one group. */
     ddl_status_t st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, sig, data, result, c->sig_scratch,
                                             node_agreed ? c->info.gpus_per_node : 1, c->world_of_owner,
-                                            c->set.timeout, &c->node.ctrl->abort_rank);
+                                            c->shm_host, c->set.timeout, &c->node.ctrl->abort_rank);
     if (st == DDL_OK)
         return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
     char msg[512]; /* the exchange's own words on whom it waited for */

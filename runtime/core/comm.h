@@ -43,6 +43,8 @@ struct ddl_comm {
     int *world_of_local;         /* world rank of each local rank */
     int *world_of_lane;          /* world rank of each rank of this rank's lane (by node) */
     int *world_of_owner;         /* owners: world rank of each rank of the owners' communicator */
+    int *shm_host;               /* by world rank: the lowest world rank that MPI reaches through shared
+                                  * memory from it (MPI_COMM_TYPE_SHARED: one host as MPI sees it) */
 
     ddl_node_t node;             /* control block and node waits */
     ddl_shm_t *segs;             /* one per GPU: the owner's stage area, then its heap */

@@ -141,16 +141,19 @@ size_t ddl_sig_scratch_bytes(void)
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
 
-/* A message goes in pieces of at most this many bytes, so that a call's data
- * up to 8 KiB (DDL_SIG_DATA_BYTES) never waits for its receiver: Open MPI's
- * shared-memory transport sends at most 4 KiB at once (btl_vader_eager_limit,
- * its header included; measured between 2 virtual nodes: 4 KiB took 2.2 us as
- * one message against MPI_Allreduce's 1.0 us, and 1.0 us with the limit
- * raised to 8 KiB).  A full piece says that another follows (possibly empty),
- * up to SIG_PIECES, whose last holds the rest: the receiver learns of each
- * from the lengths alone, so ranks that called differently still match every
- * message, and larger messages (up to DDL_SIG_EXCHANGE_BYTES, on transports
- * that send more at once) do not pay for many pieces. */
+/* Between ranks that MPI reaches through shared memory a message goes in
+ * pieces of at most this many bytes, so that a call's data up to 8 KiB
+ * (DDL_SIG_DATA_BYTES) never waits for its receiver: Open MPI's shared-memory
+ * transport sends at most 4 KiB at once (btl_vader_eager_limit, its header
+ * included; measured between 2 virtual nodes: 4 KiB took 2.2 us as one
+ * message against MPI_Allreduce's 1.0 us, and 1.0 us with the limit raised to
+ * 8 KiB).  A full piece says that another follows (possibly empty), up to
+ * SIG_PIECES, whose last holds the rest: the receiver learns of each from the
+ * lengths alone, so ranks that called differently still match every message.
+ * Between hosts a message is one piece: the network transports send up to 64
+ * KiB at once, and there the pieces cost (measured on the emulated 2 x 2 x 2
+ * cluster: 16 KiB 1.33-1.48x MPI_Allreduce as one message, 0.95-0.99x in
+ * three). */
 #define SIG_PIECE_BYTES 4032
 #define SIG_PIECES 3
 _Static_assert(SIG_PIECE_BYTES > offsetof(sig_msg_t, data), "the first piece holds the signatures");
@@ -164,14 +167,16 @@ typedef struct {
     MPI_Comm comm;
     int peer;
     sig_msg_t *recv;
-    int awaited; /* the piece received next; SIG_PIECES: all came */
+    int pieces;  /* SIG_PIECES, or 1: the whole message at once */
+    int piece;   /* the bytes of a full piece */
+    int awaited; /* the piece received next; pieces: all came */
     int got;     /* bytes received so far */
 } swap_t;
 
 static int swap_step(void *arg)
 {
     swap_t *w = arg;
-    while (w->awaited < SIG_PIECES) {
+    while (w->awaited < w->pieces) {
         int in = 0, n = 0;
         MPI_Status st;
         if (MPI_Test(&w->req[w->awaited], &in, &st) != MPI_SUCCESS)
@@ -180,11 +185,11 @@ static int swap_step(void *arg)
             return 0;
         MPI_Get_count(&st, MPI_BYTE, &n);
         w->got += n;
-        if (n < SIG_PIECE_BYTES || ++w->awaited == SIG_PIECES) {
-            w->awaited = SIG_PIECES;
+        if (n < w->piece || ++w->awaited == w->pieces) {
+            w->awaited = w->pieces;
             break;
         }
-        int room = w->awaited < SIG_PIECES - 1 ? SIG_PIECE_BYTES : (int)sizeof(*w->recv) - w->got;
+        int room = w->awaited < w->pieces - 1 ? w->piece : (int)sizeof(*w->recv) - w->got;
         if (MPI_Irecv((char *)w->recv + w->got, room, MPI_BYTE, w->peer, SIG_TAG, w->comm, &w->req[w->awaited]) !=
             MPI_SUCCESS)
             return DDL_ERR_MPI;
@@ -195,22 +200,32 @@ static int swap_step(void *arg)
     return done;
 }
 
+/* The owners' exchange: where the ranks' world numbers and shared-memory hosts are. */
+typedef struct {
+    const int *world_of, *shm_host;
+    int rank;
+} peers_t;
+
 /* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
  * (either may be NULL), within the deadline; *got: the bytes received. */
 static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
-                         const int *world_of, double timeout, const _Atomic int32_t *abort)
+                         const peers_t *p, double timeout, const _Atomic int32_t *abort)
 {
-    swap_t w = {.comm = comm, .peer = peer, .recv = recv, .awaited = recv ? 0 : SIG_PIECES};
+    const int *world_of = p->world_of;
+    int shared = world_of && p->shm_host && p->shm_host[world_of[p->rank]] == p->shm_host[world_of[peer]];
+    swap_t w = {.comm = comm, .peer = peer, .recv = recv, .pieces = shared ? SIG_PIECES : 1,
+                .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(*recv)};
+    w.awaited = recv ? 0 : w.pieces;
     for (int i = 0; i < 2 * SIG_PIECES; i++)
         w.req[i] = MPI_REQUEST_NULL;
-    if (recv && MPI_Irecv(recv, SIG_PIECE_BYTES, MPI_BYTE, peer, SIG_TAG, comm, &w.req[0]) != MPI_SUCCESS)
+    if (recv && MPI_Irecv(recv, w.piece, MPI_BYTE, peer, SIG_TAG, comm, &w.req[0]) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
-    for (int k = 0, off = 0; send && k < SIG_PIECES; k++) {
-        int n = k < SIG_PIECES - 1 && send_len - off > SIG_PIECE_BYTES ? SIG_PIECE_BYTES : send_len - off;
+    for (int k = 0, off = 0; send && k < w.pieces; k++) {
+        int n = k < w.pieces - 1 && send_len - off > w.piece ? w.piece : send_len - off;
         if (MPI_Isend((const char *)send + off, n, MPI_BYTE, peer, SIG_TAG, comm, &w.req[SIG_PIECES + k]) != MPI_SUCCESS)
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
         off += n;
-        if (n < SIG_PIECE_BYTES)
+        if (n < w.piece)
             break;
     }
     ddl_status_t st = ddl_poll(swap_step, &w, timeout, abort);
@@ -249,7 +264,8 @@ static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len,
 
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
                                    const void *data, void *result, void *scratch, int group,
-                                   const int *world_of, double timeout, const _Atomic int32_t *abort)
+                                   const int *world_of, const int *shm_host, double timeout,
+                                   const _Atomic int32_t *abort)
 {
     x->world_rank = world_rank;
     x->comm = comm;
@@ -262,6 +278,7 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
     int len = (int)(sizeof(mine->ext) + bytes), got = 0, size, rank;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
+    peers_t peers = {world_of, shm_host, rank};
     int core = 1;
     while (core * 2 <= size)
         core *= 2;
@@ -269,20 +286,20 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
         group = 1; /* the groups are not the doubling's blocks: every round runs */
     ddl_status_t st = DDL_OK;
     if (rank >= core) { /* an extra rank: in through its partner, and the result back */
-        st = swap(comm, rank - core, mine, len, NULL, &got, world_of, timeout, abort);
+        st = swap(comm, rank - core, mine, len, NULL, &got, &peers, timeout, abort);
         if (st == DDL_OK)
-            st = swap(comm, rank - core, NULL, 0, mine, &got, world_of, timeout, abort);
+            st = swap(comm, rank - core, NULL, 0, mine, &got, &peers, timeout, abort);
     } else {
         if (rank + core < size &&
-            (st = swap(comm, rank + core, NULL, 0, theirs, &got, world_of, timeout, abort)) == DDL_OK)
+            (st = swap(comm, rank + core, NULL, 0, theirs, &got, &peers, timeout, abort)) == DDL_OK)
             combine_msg(mine, theirs, got, 1);
         for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
-            if ((st = swap(comm, peer, mine, len, theirs, &got, world_of, timeout, abort)) == DDL_OK)
+            if ((st = swap(comm, peer, mine, len, theirs, &got, &peers, timeout, abort)) == DDL_OK)
                 combine_msg(mine, theirs, got, rank < peer);
         }
         if (st == DDL_OK && rank + core < size)
-            st = swap(comm, rank + core, mine, len, NULL, &got, world_of, timeout, abort);
+            st = swap(comm, rank + core, mine, len, NULL, &got, &peers, timeout, abort);
     }
     if (st == DDL_OK) {
         memcpy(x->ext, mine->ext, sizeof(x->ext));

@@ -98,10 +98,13 @@ size_t ddl_sig_scratch_bytes(void);
  * only where the recursive doubling's blocks are the groups (comm's size and
  * group powers of two); else every round runs.  world_of (may be NULL): the
  * world rank of each rank of comm, for the message naming a peer that did
- * not come. */
+ * not come.  shm_host (may be NULL, or with world_of NULL: none): by world
+ * rank, which ranks MPI reaches through shared memory (the same number), whose
+ * messages then go in pieces (signature.c). */
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
                                    const void *data, void *result, void *scratch, int group,
-                                   const int *world_of, double timeout, const _Atomic int32_t *abort);
+                                   const int *world_of, const int *shm_host, double timeout,
+                                   const _Atomic int32_t *abort);
 
 /* After ddl_sig_exchange_data returned DDL_OK: DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that

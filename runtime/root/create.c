@@ -102,6 +102,7 @@ static void release(ddl_comm_t *c)
     free(c->world_of_local);
     free(c->world_of_lane);
     free(c->world_of_owner);
+    free(c->shm_host);
     free_comm(&c->owners_app);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
@@ -276,16 +277,38 @@ static ddl_status_t grid_from_slurm(ddl_comm_t *c)
     return DDL_OK;
 }
 
+/* The world rank of the first rank that MPI reaches from this one through
+ * shared memory (its host, as MPI sees it: an emulated node's network
+ * namespace is a host of its own, a virtual node is not). */
+static int shm_host_of_me(const ddl_comm_t *c)
+{
+    MPI_Comm host;
+    if (MPI_Comm_split_type(c->world, MPI_COMM_TYPE_SHARED, c->info.rank, MPI_INFO_NULL, &host) != MPI_SUCCESS)
+        return c->info.rank;
+    MPI_Group hg, wg;
+    int first = 0, world = c->info.rank;
+    MPI_Comm_group(host, &hg);
+    MPI_Comm_group(c->world, &wg);
+    MPI_Group_translate_ranks(hg, 1, &first, wg, &world);
+    MPI_Group_free(&hg);
+    MPI_Group_free(&wg);
+    MPI_Comm_free(&host);
+    return world;
+}
+
 static ddl_status_t gather_names(ddl_comm_t *c)
 {
     c->hosts = calloc((size_t)c->info.size, DDL_HOST_LEN);
+    c->shm_host = calloc((size_t)c->info.size, sizeof(int));
     c->world_of_local = calloc((size_t)c->info.local_size, sizeof(int));
     c->world_of_lane = calloc((size_t)c->info.nnodes, sizeof(int));
-    if (!c->hosts || !c->world_of_local || !c->world_of_lane)
+    if (!c->hosts || !c->shm_host || !c->world_of_local || !c->world_of_lane)
         return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the rank tables");
     char me[DDL_HOST_LEN] = {0};
     gethostname(me, sizeof(me) - 1);
     MPI_Allgather(me, DDL_HOST_LEN, MPI_CHAR, c->hosts, DDL_HOST_LEN, MPI_CHAR, c->world);
+    int shm = shm_host_of_me(c);
+    MPI_Allgather(&shm, 1, MPI_INT, c->shm_host, 1, MPI_INT, c->world);
     MPI_Allgather(&c->info.rank, 1, MPI_INT, c->world_of_local, 1, MPI_INT, c->node_comm);
     MPI_Allgather(&c->info.rank, 1, MPI_INT, c->world_of_lane, 1, MPI_INT, c->lane_comm);
     return DDL_OK;
