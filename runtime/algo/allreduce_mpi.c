@@ -76,7 +76,7 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
  * in recvbuf.  An owner of a lane call meets the MPI path's owners in the
  * same places (ddl_allreduce_lane), so ranks that chose different paths find
  * that out here too. */
-static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_data, ddl_comm_t *c)
+static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_data, int early, ddl_comm_t *c)
 {
     /* An owner that cannot use its buffers still takes part, so that the
      * others fail the call with it instead of waiting for it. */
@@ -84,7 +84,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_da
     ddl_dtype_t dtype = call->dtype;
     ddl_redop_t op = call->op;
     void *recvbuf = call->recvbuf;
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, 0, c->seq,
+    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, (uint64_t)early, c->seq,
                      call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
     char mine[512]; /* not zeroed: this runs on every small call, and 512 bytes cost there */
     if (call->own_error != DDL_OK) /* its reason, kept across the exchange */
@@ -135,13 +135,22 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
         int one_node = c->info.nnodes == 1;
         if (inline_data && one_node)
             ddl_inline_post(c, sendbuf, bytes);
+        /* Between nodes, where MPI_Allreduce follows the signatures. */
+        int after = !one_node && !inline_data && count > 0 && c->info.owner_size > 1;
+        int early = after ? ddl_mpi_early_start(c, call) : 0;
+        if (early < 0)
+            return ddl_comm_fail(c, ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of %zu elements failed", count));
         ddl_status_t st = call->own_error;
         if (c->info.owner_size > 1)
-            st = check_owner_signatures(call, inline_data, c);
+            st = check_owner_signatures(call, inline_data, early, c);
+        if (early)
+            return ddl_mpi_early_finish(c, call, st);
         if (st == DDL_OK && inline_data && one_node)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
         else if (st == DDL_OK && !inline_data && count > 0)
             st = system_mpi(call, c);
+        if (after && st == DDL_OK)
+            ddl_mpi_early_learn(c, call);
         return st;
     }
     /* A helper shows its node which call it is in, for a lane call's ranks

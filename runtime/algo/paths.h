@@ -37,6 +37,19 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
  * plan (algo/lane_steps.c): *nsteps entries of steps. */
 ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n, size_t esize, struct ddl_step *steps,
                             int *nsteps);
+/* The MPI path's early start between nodes (mpi_early.c), for owners: a call
+ * that repeats the last one agreed there starts its MPI_Iallreduce now: 1
+ * (its signature says so), 0 not, -1 MPI failed.  finish, after the owners'
+ * signatures (st: their outcome): the result into recvbuf once they agree.
+ * learn, after every call there that agreed without starting early: the
+ * history the next decision reads.  stop, after every call that failed on an
+ * owner, whatever its path: no call starts early again. */
+int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call);
+ddl_status_t ddl_mpi_early_finish(ddl_comm_t *c, ddl_call_t *call, ddl_status_t st);
+void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call);
+void ddl_mpi_early_stop(ddl_comm_t *c);
+void ddl_mpi_early_free(ddl_comm_t *c);
+
 /* The smallest messages (allreduce_inline.c): does this call's data travel
  * with its signature, through the control block on one node or in the
  * signature exchange between nodes (the same answer on every owner that

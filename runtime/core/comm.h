@@ -35,6 +35,8 @@ struct ddl_comm {
     struct ddl_comm *next_dead;  /* destroyed: the list that keeps it (comm.c) */
     MPI_Comm world, node_comm, lane_comm, owners;
     MPI_Comm owners_app;         /* ddl_comm_owners: the application's, apart from the runtime's */
+    MPI_Comm owners_early;       /* the MPI path's early starts between nodes (algo/mpi_early.c) alone */
+    struct ddl_mpi_early *mpi_early; /* their state (NULL until the first call there) */
     ddl_comm_info_t info;
     ddl_helper_mode_t helper_mode;
     ddl_settings_t set;

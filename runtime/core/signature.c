@@ -55,6 +55,8 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
     size_t n = strlen(buf);
     if (s->algo == DDL_ALGO_MPI && s->lane_algo && n < len)
         n += (size_t)snprintf(buf + n, len - n, " (through the control block)");
+    if (s->algo == DDL_ALGO_MPI && s->chunk && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " (started before the check)");
     if (s->algo != DDL_ALGO_MPI && n < len)
         n += (size_t)snprintf(buf + n, len - n, " (%s, chunk %llu)",
                               (unsigned)s->lane_algo < DDL_INTER_COUNT ? ddl_inter_algo_names[s->lane_algo] : "?",

@@ -19,6 +19,7 @@
 #include "inter.h"
 #include "lanemap.h"
 #include "online.h"
+#include "paths.h"
 #include "log.h"
 #include "route.h"
 #include "trace.h"
@@ -103,6 +104,8 @@ static void release(ddl_comm_t *c)
     free(c->world_of_lane);
     free(c->world_of_owner);
     free(c->shm_host);
+    ddl_mpi_early_free(c);
+    free_comm(&c->owners_early);
     free_comm(&c->owners_app);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
@@ -314,6 +317,20 @@ static ddl_status_t gather_names(ddl_comm_t *c)
     return DDL_OK;
 }
 
+/* The MPI path's early starts (algo/mpi_early.c) get a communicator of
+ * their own where the owners span more than one host as MPI sees it: between
+ * virtual nodes of one host MPI_Iallreduce was slower than the signatures'
+ * round and MPI_Allreduce together (bench/RESULTS.md). */
+static ddl_status_t make_early_comm(ddl_comm_t *c)
+{
+    int span = 0;
+    for (int r = 1; r < c->info.size; r++)
+        span |= c->shm_host[r] != c->shm_host[0];
+    if (!span || c->info.nnodes < 2 || c->owners == MPI_COMM_NULL)
+        return DDL_OK;
+    return mpi_ok(MPI_Comm_dup(c->owners, &c->owners_early), "MPI_Comm_dup (owners, early starts)");
+}
+
 /* The control block (created by local rank 0) and one segment per owner (its
  * stage area, then its heap); every local rank maps all of them, then the
  * creators unlink the names. */
@@ -505,7 +522,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     }
     if (!c)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
-    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = MPI_COMM_NULL;
+    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = c->owners_early = MPI_COMM_NULL;
     c->node.seg.fd = -1;
     pthread_mutex_init(&c->heap_lock, NULL);
     ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
@@ -532,6 +549,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(make_node_comm(c, cfg->node_size), st, fail);
     DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
     DDL_CHECK_GOTO(gather_names(c), st, fail);
+    DDL_CHECK_GOTO(make_early_comm(c), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_bootstrap_check(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, check_grid(c)), st, fail);
     DDL_CHECK_GOTO(grid_from_slurm(c), st, fail);

@@ -20,6 +20,8 @@
 
 #define BIG 100003 /* elements: the lane path on any layout here */
 #define SMALL 16   /* elements: the MPI path (DDL_ALGO=auto) */
+#define MEDIUM 16384 /* elements (64 KiB): between nodes with DDL_SELECT=model, MPI_Allreduce after the
+                      * signatures, started early when the call repeats the last one */
 #define POISON 0x5a
 #define CLASS_EDGE 32768 /* int32 elements: 131072 bytes, the first of a size class; one less is in the class below */
 #define DETECT_LIMIT_S 2.0 /* a mismatch across size classes is found in this time (the run sets DDL_TIMEOUT=60) */
@@ -124,6 +126,29 @@ static void skipped_call(const char *what, ddl_comm_t *comm, float *send, float 
     }
 }
 
+/* `times` matching calls of n floats, call k carrying 1000 k + owner + 1:
+ * each must give its own sum (between hosts, the calls after the first start
+ * MPI_Iallreduce before the signatures agree). */
+static void repeated_call(const char *what, ddl_comm_t *comm, float *send, float *recv, int64_t n, int times)
+{
+    int owners = info.nnodes * info.gpus_per_node;
+    for (int k = 0; k < times; k++) {
+        for (int64_t i = 0; i < n; i++)
+            send[i] = (float)(1000 * k + info.owner_rank + 1);
+        memset(recv, POISON, sizeof(float) * (size_t)n);
+        ddl_status_t st = ddl_allreduce(send, recv, n, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
+        CHECK(st == DDL_OK, "%s: call %d failed: %s", what, k, ddl_last_error());
+        if (st != DDL_OK || info.role != DDL_ROLE_OWNER)
+            continue;
+        float want = (float)(1000 * k * owners + owners * (owners + 1) / 2);
+        for (int64_t i = 0; i < n; i++)
+            if (recv[i] != want) {
+                CHECK(0, "%s: call %d, element %lld is %g, expected %g", what, k, (long long)i, recv[i], want);
+                break;
+            }
+    }
+}
+
 /* Counts one apart across a size class boundary, after `prior` matching
  * calls (online selection may have settled the lower class or be half way
  * through exploring it): the two sizes may take different paths, and the
@@ -204,6 +229,16 @@ int main(int argc, char **argv)
                    DDL_REDOP_SUM, 0, DDL_DTYPE_F32, DDL_REDOP_SUM);
         skipped_call("a skipped small call", comm, send, recv, SMALL, odd_owner);
         skipped_call("a skipped lane call", comm, send, recv, BIG, 0);
+        /* A call that repeats the last one starts early between hosts: right
+         * sums; a caller that deviates from the repeat (count 0, or one less)
+         * makes it a mismatch everywhere, with nothing written; after it,
+         * calls go on right. */
+        repeated_call("repeated medium calls", comm, send, recv, MEDIUM, 3);
+        skipped_call("a skipped medium call after repeats", comm, send, recv, MEDIUM, odd_owner);
+        repeated_call("repeated medium calls", comm, send, recv, MEDIUM, 2);
+        mismatched("medium count after repeats", comm, send, recv, next, bytes, odd_owner, MEDIUM, DDL_DTYPE_F32,
+                   DDL_REDOP_SUM, MEDIUM - 1, DDL_DTYPE_F32, DDL_REDOP_SUM);
+        repeated_call("medium calls after the mismatches", comm, send, recv, MEDIUM, 2);
         /* Owners: a helper of collective mode whose count differs goes
          * unnoticed by the owners on the MPI path (docs/user-guide.md); it fails alone. */
         for (int prior = 0; prior <= 6; prior++) {
