@@ -47,6 +47,11 @@ int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call)
         return 0;
     const void *in = call->sendbuf;
     if (call->mem == DDL_MEM_DEVICE) {
+        if (!e->in && !(e->in = malloc(e->cap))) { /* the last such call was on the host */
+            DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "rank %d: no memory for the MPI path's early start (%zu bytes): "
+                    "the call fails as a mismatch", c->info.rank, e->cap);
+            return 0;
+        }
         if (ddl_gpu_memcpy(e->in, call->sendbuf, (size_t)call->count * ddl_dtype_size(call->dtype),
                            c->set.timeout) != DDL_OK) {
             DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "rank %d: the MPI path's early start cannot copy the device "
@@ -131,8 +136,6 @@ void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call)
             return no_memory(c, call, bytes);
         e->cap = bytes;
     }
-    if (call->mem == DDL_MEM_DEVICE && !e->in && !(e->in = malloc(e->cap)))
-        return no_memory(c, call, e->cap);
     e->count = call->count;
     e->dtype = call->dtype;
     e->op = call->op;
