@@ -4,6 +4,9 @@
  * private buffer before the owners' exchange of signatures, so that the
  * exchange's round between the nodes overlaps the data's instead of coming
  * before it; the result is copied to recvbuf only once the signatures agree.
+ * Only where the owners span more than one host as MPI sees it (the
+ * communicator owners_early exists: root/create.c) and up to EARLY_MAX_BYTES:
+ * elsewhere MPI_Iallreduce measured slower than the round it saves.
  *
  * Why it is safe: the system MPI must never see owners pass different
  * counts, types or ops (it may reduce without a word, or abort).  Whether a
