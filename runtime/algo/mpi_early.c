@@ -4,9 +4,9 @@
  * private buffer before the owners' exchange of signatures, so that the
  * exchange's round between the nodes overlaps the data's instead of coming
  * before it; the result is copied to recvbuf only once the signatures agree.
- * Only where the owners span more than one host as MPI sees it (the
- * communicator owners_early exists: root/create.c) and up to EARLY_MAX_BYTES:
- * elsewhere MPI_Iallreduce measured slower than the round it saves.
+ * Only where the owners span more than one host as MPI sees it
+ * (ddl_mpi_early_init) and up to EARLY_MAX_BYTES: elsewhere MPI_Iallreduce
+ * measured slower than the round it saves.
  *
  * Why it is safe: the system MPI must never see owners pass different
  * counts, types or ops (it may reduce without a word, or abort).  Whether a
@@ -33,6 +33,7 @@
 #include "reduce.h"
 
 struct ddl_mpi_early {
+    MPI_Comm comm; /* the owners', for the early operations alone */
     int64_t count; /* the last agreed call between nodes on the MPI path; 0: none */
     int dtype, op;
     int off;       /* a call failed: an early operation may be in flight unmatched */
@@ -42,17 +43,48 @@ struct ddl_mpi_early {
     MPI_Request req;
 };
 
+/* The largest call that starts early.  On the emulated 2 x 2 x 2 cluster
+ * (bench/RESULTS.md) an early 64 KiB call took 0.84-0.91x MPI_Allreduce where
+ * the signatures' round and then MPI_Allreduce took 0.69-0.70x; from 256 KiB
+ * Open MPI's MPI_Iallreduce was slower than its MPI_Allreduce by more than the
+ * round (0.63-0.75x against 0.89-0.99x). */
+#define EARLY_MAX_BYTES ((size_t)128 << 10)
+
+ddl_status_t ddl_mpi_early_init(ddl_comm_t *c)
+{
+    int span = 0;
+    for (int r = 1; r < c->info.size; r++)
+        span |= c->shm_host[r] != c->shm_host[0];
+    if (!span || c->info.nnodes < 2 || c->owners == MPI_COMM_NULL)
+        return DDL_OK;
+    MPI_Comm comm;
+    if (MPI_Comm_dup(c->owners, &comm) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Comm_dup (owners, early starts) failed");
+    if (!(c->mpi_early = calloc(1, sizeof(*c->mpi_early)))) {
+        MPI_Comm_free(&comm);
+        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the MPI path's early starts");
+    }
+    c->mpi_early->comm = comm;
+    return DDL_OK;
+}
+
+/* This owner will not start `which` call early, where the others will. */
+static void no_memory(const ddl_comm_t *c, size_t bytes, const char *which)
+{
+    DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "rank %d: no memory for the MPI path's early start (%zu bytes): %s "
+            "call fails as a mismatch", c->info.rank, bytes, which);
+}
+
 int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call)
 {
     struct ddl_mpi_early *e = c->mpi_early;
-    if (!e || e->off || !e->out || c->owners_early == MPI_COMM_NULL || call->own_error != DDL_OK ||
-        call->count != e->count || (int)call->dtype != e->dtype || (int)call->op != e->op)
+    if (!e || e->off || !e->out || call->own_error != DDL_OK || call->count != e->count ||
+        (int)call->dtype != e->dtype || (int)call->op != e->op)
         return 0;
     const void *in = call->sendbuf;
     if (call->mem == DDL_MEM_DEVICE) {
         if (!e->in && !(e->in = malloc(e->cap))) { /* the last such call was on the host */
-            DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "rank %d: no memory for the MPI path's early start (%zu bytes): "
-                    "the call fails as a mismatch", c->info.rank, e->cap);
+            no_memory(c, e->cap, "this");
             return 0;
         }
         if (ddl_gpu_memcpy(e->in, call->sendbuf, (size_t)call->count * ddl_dtype_size(call->dtype),
@@ -64,16 +96,9 @@ int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call)
         in = e->in;
     }
     MPI_Op mop = ddl_mpi_op(call->dtype, call->op);
-    if (MPI_Iallreduce(in, e->out, (int)call->count, ddl_mpi_type(call->dtype), mop, c->owners_early, &e->req) !=
-        MPI_SUCCESS)
+    if (MPI_Iallreduce(in, e->out, (int)call->count, ddl_mpi_type(call->dtype), mop, e->comm, &e->req) != MPI_SUCCESS)
         return -1;
     return 1;
-}
-
-static int early_done(void *arg)
-{
-    int done = 0;
-    return MPI_Test(arg, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI : done;
 }
 
 ddl_status_t ddl_mpi_early_finish(ddl_comm_t *c, ddl_call_t *call, ddl_status_t st)
@@ -84,51 +109,33 @@ ddl_status_t ddl_mpi_early_finish(ddl_comm_t *c, ddl_call_t *call, ddl_status_t 
         e->out = e->in = NULL;
         return st;
     }
-    st = ddl_comm_wait(c, early_done, &e->req, "ddl_allreduce: MPI_Iallreduce started with the signatures", NULL);
+    ddl_mpi_wait_t w = {&e->req, NULL, 1};
+    st = ddl_comm_wait(c, ddl_mpi_done, &w, "ddl_allreduce: MPI_Iallreduce started with the signatures", NULL);
     if (st != DDL_OK)
         return ddl_comm_fail(c, st);
     size_t count = (size_t)call->count, bytes = count * ddl_dtype_size(call->dtype);
-    if (call->mem == DDL_MEM_DEVICE) {
-        if (call->op == DDL_REDOP_AVG)
-            ddl_avg_finish(e->out, count, call->dtype, c->info.owner_size);
-        return ddl_gpu_memcpy(call->recvbuf, e->out, bytes, c->set.timeout);
-    }
-    memcpy(call->recvbuf, e->out, bytes);
     if (call->op == DDL_REDOP_AVG)
-        ddl_avg_finish(call->recvbuf, count, call->dtype, c->info.owner_size);
+        ddl_avg_finish(e->out, count, call->dtype, c->info.owner_size);
+    if (call->mem == DDL_MEM_DEVICE)
+        return ddl_gpu_memcpy(call->recvbuf, e->out, bytes, c->set.timeout);
+    memcpy(call->recvbuf, e->out, bytes);
     return DDL_OK;
-}
-
-/* The largest call that starts early.  On the emulated 2 x 2 x 2 cluster
- * (bench/RESULTS.md) an early 64 KiB call took 0.84-0.91x MPI_Allreduce where
- * the signatures' round and then MPI_Allreduce took 0.69-0.70x; from 256 KiB
- * Open MPI's MPI_Iallreduce was slower than its MPI_Allreduce by more than the
- * round (0.63-0.75x against 0.89-0.99x). */
-#define EARLY_MAX_BYTES ((size_t)128 << 10)
-
-/* This owner will not start the next such call early, where the others will. */
-static void no_memory(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
-{
-    DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "rank %d: no memory for the MPI path's early start (%zu bytes): the next "
-            "call of %lld elements fails as a mismatch", c->info.rank, bytes, (long long)call->count);
 }
 
 void ddl_mpi_early_stop(ddl_comm_t *c)
 {
-    if (!c->mpi_early)
-        c->mpi_early = calloc(1, sizeof(*c->mpi_early)); /* without it, no history: never early either */
     if (c->mpi_early)
         c->mpi_early->off = 1;
 }
 
 void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call)
 {
-    if (!c->mpi_early && !(c->mpi_early = calloc(1, sizeof(*c->mpi_early))))
-        return; /* then it never starts early: its signatures say so */
     struct ddl_mpi_early *e = c->mpi_early;
+    if (!e)
+        return;
     e->count = 0;
     size_t bytes = (size_t)call->count * ddl_dtype_size(call->dtype);
-    if (e->off || c->owners_early == MPI_COMM_NULL || bytes > EARLY_MAX_BYTES)
+    if (e->off || bytes > EARLY_MAX_BYTES)
         return;
     if (e->cap < bytes) {
         free(e->in);
@@ -136,7 +143,7 @@ void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call)
         e->in = NULL;
         e->cap = 0;
         if (!(e->out = malloc(bytes)))
-            return no_memory(c, call, bytes);
+            return no_memory(c, bytes, "the next such");
         e->cap = bytes;
     }
     e->count = call->count;
@@ -146,10 +153,12 @@ void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call)
 
 void ddl_mpi_early_free(ddl_comm_t *c)
 {
-    if (!c->mpi_early)
+    struct ddl_mpi_early *e = c->mpi_early;
+    if (!e)
         return;
-    free(c->mpi_early->in);
-    free(c->mpi_early->out);
-    free(c->mpi_early);
+    MPI_Comm_free(&e->comm);
+    free(e->in);
+    free(e->out);
+    free(e);
     c->mpi_early = NULL;
 }

@@ -44,6 +44,7 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n
  * learn, after every call there that agreed without starting early: the
  * history the next decision reads.  stop, after every call that failed on an
  * owner, whatever its path: no call starts early again. */
+ddl_status_t ddl_mpi_early_init(ddl_comm_t *c); /* at creation: where the owners span hosts */
 int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call);
 ddl_status_t ddl_mpi_early_finish(ddl_comm_t *c, ddl_call_t *call, ddl_status_t st);
 void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call);

@@ -14,19 +14,6 @@
 
 #define AGREE_TAG 0x5e1 /* point-to-point on the choosing ranks' communicator */
 
-/* The world rank (for messages) of rank r of comm. */
-static int world_rank_of(const ddl_comm_t *c, MPI_Comm comm, int r)
-{
-    MPI_Group mine, world;
-    int w = r;
-    MPI_Comm_group(comm, &mine);
-    MPI_Comm_group(c->world, &world);
-    MPI_Group_translate_ranks(mine, 1, &r, world, &w);
-    MPI_Group_free(&mine);
-    MPI_Group_free(&world);
-    return w;
-}
-
 ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
 {
     if (n < 1 || n > DDL_AGREE_MAX)
@@ -60,7 +47,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
             for (int r = 1; r < size; r++)
                 answer[i] = all[(size_t)r * (size_t)n + i] > answer[i] ? all[(size_t)r * (size_t)n + i] : answer[i];
         }
-        answer[n] = missing >= 0 ? world_rank_of(c, comm, missing) : st == DDL_OK ? -1 : -2;
+        answer[n] = missing >= 0 ? ddl_comm_world_rank(c, comm, missing) : st == DDL_OK ? -1 : -2;
         for (int r = 1; r < size; r++)
             if (req[r] != MPI_REQUEST_NULL) { /* after a failure: what never came */
                 MPI_Cancel(&req[r]);
@@ -106,7 +93,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
         else if (st == DDL_OK && answer[n] < -1)
             st = DDL_ERR_PEER_FAILED; /* rank 0 failed for another reason, which its node tells */
         else if (st == DDL_ERR_TIMED_OUT)
-            missing = world_rank_of(c, comm, 0);
+            missing = ddl_comm_world_rank(c, comm, 0);
     }
     if (missing >= 0)
         return ddl_error(DDL_ERR_TIMED_OUT, "rank %d on %s did not share its timings within %.1f s "

@@ -169,6 +169,18 @@ ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, con
     return wait_ended(c, st, what, msg);
 }
 
+int ddl_comm_world_rank(const ddl_comm_t *c, MPI_Comm comm, int r)
+{
+    MPI_Group mine, world;
+    int w = r;
+    MPI_Comm_group(comm, &mine);
+    MPI_Comm_group(c->world, &world);
+    MPI_Group_translate_ranks(mine, 1, &r, world, &w);
+    MPI_Group_free(&mine);
+    MPI_Group_free(&world);
+    return w;
+}
+
 ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
                                    int node_agreed)
 {

@@ -35,8 +35,8 @@ struct ddl_comm {
     struct ddl_comm *next_dead;  /* destroyed: the list that keeps it (comm.c) */
     MPI_Comm world, node_comm, lane_comm, owners;
     MPI_Comm owners_app;         /* ddl_comm_owners: the application's, apart from the runtime's */
-    MPI_Comm owners_early;       /* the MPI path's early starts between nodes (algo/mpi_early.c) alone */
-    struct ddl_mpi_early *mpi_early; /* their state (NULL until the first call there) */
+    struct ddl_mpi_early *mpi_early; /* the MPI path's early starts between hosts (algo/mpi_early.c);
+                                      * NULL where the owners share one host */
     ddl_comm_info_t info;
     ddl_helper_mode_t helper_mode;
     ddl_settings_t set;
@@ -117,6 +117,8 @@ size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 /* A wait of this rank ended because a rank of its node failed: DDL_ERR_PEER_FAILED,
  * "<what> abandoned: <that rank's reason>". */
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);
+/* The world rank of rank r of comm (a communicator of c's ranks). */
+int ddl_comm_world_rank(const ddl_comm_t *c, MPI_Comm comm, int r);
 /* The one wait of the runtime's layers: until step(arg) says done (ddl_poll,
  * with DDL_TIMEOUT and the node's abort word): a failed rank of its node
  * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>", a

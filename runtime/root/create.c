@@ -105,7 +105,6 @@ static void release(ddl_comm_t *c)
     free(c->world_of_owner);
     free(c->shm_host);
     ddl_mpi_early_free(c);
-    free_comm(&c->owners_early);
     free_comm(&c->owners_app);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
@@ -113,8 +112,11 @@ static void release(ddl_comm_t *c)
     free_comm(&c->world);
 }
 
-/* Split the host into nodes (virtual ones when node_size > 0). */
-static ddl_status_t make_node_comm(ddl_comm_t *c, int node_size)
+/* Split the host into nodes (virtual ones when node_size > 0).  *shm_first:
+ * the world rank of the host's first rank (its host as MPI sees it: an
+ * emulated node's network namespace is a host of its own, a virtual node is
+ * not), which gather_names shares. */
+static ddl_status_t make_node_comm(ddl_comm_t *c, int node_size, int *shm_first)
 {
     MPI_Comm host;
     ddl_status_t st = mpi_ok(MPI_Comm_split_type(c->world, MPI_COMM_TYPE_SHARED, c->info.rank,
@@ -124,6 +126,7 @@ static ddl_status_t make_node_comm(ddl_comm_t *c, int node_size)
     int host_rank, host_size;
     MPI_Comm_rank(host, &host_rank);
     MPI_Comm_size(host, &host_size);
+    *shm_first = ddl_comm_world_rank(c, host, 0);
     if (node_size == 0) {
         c->node_comm = host;
         return agree(c, DDL_OK);
@@ -280,26 +283,7 @@ static ddl_status_t grid_from_slurm(ddl_comm_t *c)
     return DDL_OK;
 }
 
-/* The world rank of the first rank that MPI reaches from this one through
- * shared memory (its host, as MPI sees it: an emulated node's network
- * namespace is a host of its own, a virtual node is not). */
-static int shm_host_of_me(const ddl_comm_t *c)
-{
-    MPI_Comm host;
-    if (MPI_Comm_split_type(c->world, MPI_COMM_TYPE_SHARED, c->info.rank, MPI_INFO_NULL, &host) != MPI_SUCCESS)
-        return c->info.rank;
-    MPI_Group hg, wg;
-    int first = 0, world = c->info.rank;
-    MPI_Comm_group(host, &hg);
-    MPI_Comm_group(c->world, &wg);
-    MPI_Group_translate_ranks(hg, 1, &first, wg, &world);
-    MPI_Group_free(&hg);
-    MPI_Group_free(&wg);
-    MPI_Comm_free(&host);
-    return world;
-}
-
-static ddl_status_t gather_names(ddl_comm_t *c)
+static ddl_status_t gather_names(ddl_comm_t *c, int shm_first)
 {
     c->hosts = calloc((size_t)c->info.size, DDL_HOST_LEN);
     c->shm_host = calloc((size_t)c->info.size, sizeof(int));
@@ -310,25 +294,10 @@ static ddl_status_t gather_names(ddl_comm_t *c)
     char me[DDL_HOST_LEN] = {0};
     gethostname(me, sizeof(me) - 1);
     MPI_Allgather(me, DDL_HOST_LEN, MPI_CHAR, c->hosts, DDL_HOST_LEN, MPI_CHAR, c->world);
-    int shm = shm_host_of_me(c);
-    MPI_Allgather(&shm, 1, MPI_INT, c->shm_host, 1, MPI_INT, c->world);
+    MPI_Allgather(&shm_first, 1, MPI_INT, c->shm_host, 1, MPI_INT, c->world);
     MPI_Allgather(&c->info.rank, 1, MPI_INT, c->world_of_local, 1, MPI_INT, c->node_comm);
     MPI_Allgather(&c->info.rank, 1, MPI_INT, c->world_of_lane, 1, MPI_INT, c->lane_comm);
     return DDL_OK;
-}
-
-/* The MPI path's early starts (algo/mpi_early.c) get a communicator of
- * their own where the owners span more than one host as MPI sees it: between
- * virtual nodes of one host MPI_Iallreduce was slower than the signatures'
- * round and MPI_Allreduce together (bench/RESULTS.md). */
-static ddl_status_t make_early_comm(ddl_comm_t *c)
-{
-    int span = 0;
-    for (int r = 1; r < c->info.size; r++)
-        span |= c->shm_host[r] != c->shm_host[0];
-    if (!span || c->info.nnodes < 2 || c->owners == MPI_COMM_NULL)
-        return DDL_OK;
-    return mpi_ok(MPI_Comm_dup(c->owners, &c->owners_early), "MPI_Comm_dup (owners, early starts)");
 }
 
 /* The control block (created by local rank 0) and one segment per owner (its
@@ -522,7 +491,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     }
     if (!c)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
-    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = c->owners_early = MPI_COMM_NULL;
+    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = MPI_COMM_NULL;
     c->node.seg.fd = -1;
     pthread_mutex_init(&c->heap_lock, NULL);
     ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
@@ -546,10 +515,11 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     c->helper_mode = cfg->helper_mode;
     DDL_CHECK_GOTO(agree(c, st), st, fail);
     DDL_CHECK_GOTO(agree_settings(c, cfg), st, fail);
-    DDL_CHECK_GOTO(make_node_comm(c, cfg->node_size), st, fail);
+    int shm_first;
+    DDL_CHECK_GOTO(make_node_comm(c, cfg->node_size, &shm_first), st, fail);
     DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
-    DDL_CHECK_GOTO(gather_names(c), st, fail);
-    DDL_CHECK_GOTO(make_early_comm(c), st, fail);
+    DDL_CHECK_GOTO(gather_names(c, shm_first), st, fail);
+    DDL_CHECK_GOTO(agree(c, ddl_mpi_early_init(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_bootstrap_check(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, check_grid(c)), st, fail);
     DDL_CHECK_GOTO(grid_from_slurm(c), st, fail);
