@@ -20,6 +20,13 @@
 #define DDL_CTRL_MAGIC 0xdd1c7a1u
 #define SPIN_CHECKS 2000
 #define SLEEP_SLICE_S 0.05 /* how often a sleeping waiter rechecks peers and deadline */
+/* The node's progress hook (node.h) while spinning: not in the first checks,
+ * where a small call's barrier ends (a hook is an MPI call, about a
+ * microsecond), then every so many; and before every sleep, whose slices
+ * start short and double up to SLEEP_SLICE_S, so that what this rank still
+ * owes a peer leaves within a millisecond or so of the wait's start. */
+#define PROGRESS_EVERY_CHECKS 256
+#define FIRST_SLICE_S 0.001
 
 size_t ddl_node_ctrl_size(int local_size)
 {
@@ -134,12 +141,15 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
                                const char *what)
 {
     ddl_ctrl_t *ctrl = n->ctrl;
-    for (int i = 0; i < spins; i++) {
+    for (int i = 1; i <= spins; i++) {
         if (ready(n, arg))
             return DDL_OK;
+        if (n->progress && i % PROGRESS_EVERY_CHECKS == 0)
+            n->progress(n->progress_arg);
         cpu_relax();
     }
     double deadline = timeout > 0 ? ddl_now() + timeout : 0;
+    double slice = FIRST_SLICE_S;
     char missing[256];
     for (;;) {
         uint32_t seq = atomic_load(&ctrl->wake_seq);
@@ -167,12 +177,13 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
             return ddl_error(DDL_ERR_TIMED_OUT, "%s: timed out after %.1f s (DDL_TIMEOUT) on %s, node %d, waiting for %s%s%s",
                              what, n->timeout, n->host, n->node, missing, reason[0] ? "; " : "", reason);
         }
-        double slice = SLEEP_SLICE_S;
-        if (deadline > 0 && deadline - now < slice)
-            slice = deadline - now;
+        if (n->progress)
+            n->progress(n->progress_arg);
+        double nap = deadline > 0 && deadline - now < slice ? deadline - now : slice;
+        slice = slice * 2 < SLEEP_SLICE_S ? slice * 2 : SLEEP_SLICE_S;
         atomic_fetch_add(&ctrl->sleepers, 1);
         if (!ready(n, arg)) /* the last look, after announcing the sleep (see wake_all) */
-            futex_wait(&ctrl->wake_seq, seq, slice);
+            futex_wait(&ctrl->wake_seq, seq, nap);
         atomic_fetch_sub(&ctrl->sleepers, 1);
     }
 }

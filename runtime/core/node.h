@@ -98,6 +98,13 @@ typedef struct ddl_node {
     double timeout;
     const int *world_of_local;   /* for messages */
     const char *host;
+    /* Called now and then while a wait here lasts (NULL: never): MPI
+     * progress.  A rank whose sends MPI reports complete may still owe the
+     * peer the rest of the protocol (Open MPI over TCP), which goes out only
+     * when this rank enters MPI again: waiting here without it, a rank left
+     * its lane peer waiting until DDL_TIMEOUT. */
+    void (*progress)(void *arg);
+    void *progress_arg;
 } ddl_node_t;
 
 size_t ddl_node_ctrl_size(int local_size);

@@ -300,6 +300,16 @@ static ddl_status_t gather_names(ddl_comm_t *c, int shm_first)
     return DDL_OK;
 }
 
+/* The node's waits' progress hook (node.h): a probe (it takes no message)
+ * drives MPI's progress engine. */
+static void mpi_progress(void *arg)
+{
+    const ddl_comm_t *c = arg;
+    int flag;
+    if (c->world != MPI_COMM_NULL)
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->world, &flag, MPI_STATUS_IGNORE);
+}
+
 /* The control block (created by local rank 0) and one segment per owner (its
  * stage area, then its heap); every local rank maps all of them, then the
  * creators unlink the names. */
@@ -313,6 +323,8 @@ static ddl_status_t setup_shm(ddl_comm_t *c)
     n->timeout = c->set.timeout;
     n->world_of_local = c->world_of_local;
     n->host = c->hosts[in->rank];
+    n->progress = mpi_progress;
+    n->progress_arg = c;
     n->seg.fd = -1;
 
     char ctrl_name[128] = {0};

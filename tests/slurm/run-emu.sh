@@ -87,9 +87,14 @@ else
 fi
 # Between hosts a repeated call on the MPI path starts MPI_Iallreduce before
 # the signatures agree (algo/mpi_early.c): the mismatch test's calls, with
-# DDL_SELECT=model keeping its medium calls there, on 2 nodes x 2 GPUs.
+# DDL_SELECT=model keeping its medium calls there, on 2 nodes x 2 GPUs; the
+# owners that repeated the call when one skipped it had started early.  Its
+# first lane call is the job's first between the hosts, over both rails: a
+# rank that waited on its node without entering MPI left its peer waiting
+# for the rest of its message until DDL_TIMEOUT (one run in about ten).
 if out=$(DDL_SELECT=model DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=1 \
-        "$top_builddir/tests/mpi/ddl-test-mismatch" 2>&1) && grep -q ", 0 failures" <<< "$out"; then
+        "$top_builddir/tests/mpi/ddl-test-mismatch" 2>&1) && grep -q ", 0 failures" <<< "$out" &&
+        grep -q "skipped medium call after repeats, call 1: .*(started before the check)" <<< "$out"; then
     pass "mismatches and repeated calls between emulated hosts (early starts): $(grep -o '[0-9]* nodes x .*' <<< "$out")"
 else
     fail "mismatches between emulated hosts"; echo "$out" | grep -v "^ " | tail -8

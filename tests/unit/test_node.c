@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The node's waits (core/node.c): a rank asleep in a barrier wakes when the
  * last rank arrives.  A lost wake-up shows as a sleeper that returns only
- * when its 50 ms sleep slice ends. */
+ * when its 50 ms sleep slice ends.  A waiting rank calls the node's progress
+ * hook (MPI progress) often while the wait lasts, never in one that ends at
+ * once. */
 #include "config.h"
 
 #include <check.h>
@@ -77,12 +79,65 @@ START_TEST(test_sleeper_wakes)
 }
 END_TEST
 
+static int hook_calls;
+static double first_call_at, last_call_at;
+
+static void count_hook(void *arg)
+{
+    (void)arg;
+    last_call_at = now();
+    if (hook_calls++ == 0)
+        first_call_at = last_call_at;
+}
+
+/* Rank 0 waits LATE_S for rank 1: it must call the hook within a couple of
+ * milliseconds (a peer on another node may wait for what MPI still has to
+ * send for this rank) and keep calling it while asleep (before, the hook
+ * was not there and a rank asleep here left its lane peer to DDL_TIMEOUT). */
+START_TEST(test_progress_while_waiting)
+{
+    size_t size = ddl_node_ctrl_size(2);
+    ddl_ctrl_t *ctrl = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert(ctrl != MAP_FAILED);
+    ddl_node_ctrl_init(ctrl, 2);
+    static const int world[2] = {0, 1};
+    ddl_node_t n = {.ctrl = ctrl, .local_size = 2, .timeout = 5, .world_of_local = world, .host = "test",
+                    .progress = count_hook};
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        n.local_rank = 1;
+        nanosleep(&(struct timespec){0, (long)(LATE_S * 1e9)}, NULL);
+        _exit(ddl_node_barrier(&n, "test: late") == DDL_OK ? 0 : 1);
+    }
+    ctrl->slots[0].pid = (int32_t)getpid();
+    double start = now();
+    ck_assert_int_eq(ddl_node_barrier(&n, "test: waiting"), DDL_OK);
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_msg(hook_calls > 0 && first_call_at - start < 0.003, "the hook first ran %.1f ms into the wait (%d "
+                  "calls)", hook_calls ? (first_call_at - start) * 1e3 : -1.0, hook_calls);
+    ck_assert_msg(last_call_at - start >= LATE_S / 2, "the hook last ran %.1f ms into a wait of %.0f ms: not while "
+                  "asleep", (last_call_at - start) * 1e3, LATE_S * 1e3);
+    /* Alone on the node, a barrier ends at once: no hook. */
+    ddl_node_ctrl_init(ctrl, 1);
+    ddl_node_t alone = {.ctrl = ctrl, .local_size = 1, .timeout = 5, .world_of_local = world, .host = "test",
+                        .progress = count_hook};
+    hook_calls = 0;
+    ck_assert_int_eq(ddl_node_barrier(&alone, "test: alone"), DDL_OK);
+    ck_assert_int_eq(hook_calls, 0);
+    munmap(ctrl, size);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("node");
     TCase *tc = tcase_create("node");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_sleeper_wakes);
+    tcase_add_test(tc, test_progress_while_waiting);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
