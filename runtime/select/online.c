@@ -55,6 +55,34 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
     return job->nnodes > 1 && top > job->exchange_min && bottom <= job->exchange_max;
 }
 
+/* Each candidate's rounds.  Exploring keeps each candidate's best round, and
+ * the best of many candidates whose times are alike (the lanes' algorithms
+ * and chunks) is lower than the best of one with as many rounds: on a noisy
+ * host the MPI path, one candidate against five, lost to the lanes' luck (on
+ * the emulated rails 256 and 512 KiB chose the lanes in some runs and took
+ * twice MPI's time from then on).  So the MPI path's candidates and the
+ * others are each timed as often in all (the smaller side's candidates get
+ * more rounds), where a class has several rounds; a class of one round (32
+ * MiB and more, where a call costs tens of milliseconds) stays at one each. */
+static void family_rounds(ddl_online_class_t *k)
+{
+    int nm = 0;
+    for (int i = 0; i < k->ncand; i++)
+        nm += k->cand[i].algo == DDL_ALGO_MPI;
+    int no = k->ncand - nm, most = nm > no ? nm : no;
+    k->mpi_rounds = k->other_rounds = k->rounds;
+    if (k->rounds > 1 && nm && no) {
+        k->mpi_rounds = k->rounds * ((most + nm - 1) / nm);
+        k->other_rounds = k->rounds * ((most + no - 1) / no);
+    }
+    k->planned = nm * k->mpi_rounds + no * k->other_rounds;
+}
+
+static int rounds_of(const ddl_online_class_t *k, int i)
+{
+    return k->cand[i].algo == DDL_ALGO_MPI ? k->mpi_rounds : k->other_rounds;
+}
+
 /* The candidates, always in this order (the agreement compares them by index):
  * the lanes with the model's choices (with a grid: the multiring, then each
  * lane algorithm when they are candidates too: each row of inter_algos.def
@@ -93,6 +121,7 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         }
     }
     k->rounds = job->rounds > 0 ? job->rounds : rounds_for(cls);
+    family_rounds(k);
     for (int i = 0; i < k->ncand; i++)
         k->fastest[i] = INFINITY;
     /* One round: the class's first call runs untimed first (candidate 0), so
@@ -112,8 +141,12 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
  * takes 1.2 us), and the lanes won on that. */
 static int visiting(const ddl_online_job_t *job, const ddl_online_class_t *k, int call)
 {
-    if (!job->mpi_first)
-        return call % k->ncand;
+    if (!job->mpi_first) { /* in turn, round after round, while a candidate has rounds left */
+        for (int round = 0;; round++)
+            for (int i = 0; i < k->ncand; i++)
+                if (round < rounds_of(k, i) && call-- == 0)
+                    return i;
+    }
     int mpi[DDL_ONLINE_MAX_CANDIDATES], other[DDL_ONLINE_MAX_CANDIDATES], nm = 0, no = 0;
     for (int i = 0; i < k->ncand; i++) {
         if (k->cand[i].algo == DDL_ALGO_MPI)
@@ -121,9 +154,9 @@ static int visiting(const ddl_online_job_t *job, const ddl_online_class_t *k, in
         else
             other[no++] = i;
     }
-    if (call < nm * k->rounds || no == 0)
-        return mpi[(call / k->rounds) % nm];
-    return other[(call - nm * k->rounds) % no];
+    if (call < nm * k->mpi_rounds || no == 0)
+        return mpi[(call / k->mpi_rounds) % nm];
+    return other[(call - nm * k->mpi_rounds) % no];
 }
 
 int ddl_online_starts(const ddl_online_t *o, size_t bytes)
@@ -168,7 +201,7 @@ int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chu
         int i = visiting(&o->job, k, k->calls);
         k->chunk[i] = chunk;
         k->fastest[i] = seconds < k->fastest[i] ? seconds : k->fastest[i];
-        if (++k->calls < k->ncand * k->rounds)
+        if (++k->calls < k->planned)
             return 0;
         memcpy(v, k->fastest, sizeof(double) * (size_t)k->ncand);
         return k->ncand;

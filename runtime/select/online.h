@@ -79,6 +79,8 @@ typedef struct {
     ddl_candidate_t cand[DDL_ONLINE_MAX_CANDIDATES];
     size_t chunk[DDL_ONLINE_MAX_CANDIDATES]; /* bytes each candidate's calls used (0: not chunked) */
     int rounds, calls;                       /* exploring: rounds planned, calls made (-1: the warm-up is next) */
+    int mpi_rounds, other_rounds;            /* exploring: rounds of the MPI path's candidates, of the others */
+    int planned;                             /* exploring: the calls that time candidates */
     double fastest[DDL_ONLINE_MAX_CANDIDATES]; /* exploring: this rank's fastest time of each */
     double agreed[DDL_ONLINE_MAX_CANDIDATES];  /* decided: the agreed times */
     int chosen;

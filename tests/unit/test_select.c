@@ -219,7 +219,7 @@ START_TEST(test_agreement)
         }
         const ddl_online_class_t *k = &o[0].cls[cls];
         /* The exploration's whole cost, with one untimed warm-up call where there is one round. */
-        ck_assert_int_eq(calls, k->ncand * k->rounds + (k->rounds == 1));
+        ck_assert_int_eq(calls, k->planned + (k->rounds == 1));
         int best = 0, local_best[RANKS];
         for (int i = 1; i < k->ncand; i++)
             best = k->agreed[i] < k->agreed[best] ? i : best;
@@ -248,6 +248,59 @@ static void decide(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds)
     while (call_all(o, bytes, chunked, seeds, 0, 1) != DDL_ONLINE_DECIDED)
         ;
 }
+
+/* The MPI path against the lanes' candidates, timed as often in all: at 256
+ * KiB between 2 nodes one MPI candidate against four of the lanes, 3 rounds
+ * each of the lanes', 12 of MPI's, in either visiting order.  Then with
+ * noise (+-30% per call) and MPI 15% faster than every lane candidate, MPI
+ * must win nearly always; timed 3 rounds each, the lanes' best of 12 calls
+ * beat MPI's best of 3 in about half the trials. */
+START_TEST(test_fair_paths)
+{
+    static ddl_online_t o;
+    size_t bytes = 256 << 10;
+    int cls = ddl_online_class_of(bytes);
+    for (int mpi_first = 0; mpi_first <= 1; mpi_first++) {
+        ddl_online_job_t job = two_nodes;
+        job.mpi_first = mpi_first;
+        ddl_online_init(&o, &job);
+        ddl_online_next(&o, bytes, 1);
+        const ddl_online_class_t *k = &o.cls[cls];
+        ck_assert_int_eq(k->ncand, 5);
+        int visits[DDL_ONLINE_MAX_CANDIDATES] = {0}, mpi = 0, lanes = 0;
+        double v[DDL_ONLINE_MAX_CANDIDATES];
+        for (int call = 0; k->state == DDL_CLASS_EXPLORING; call++) {
+            ck_assert_int_le(call, 100);
+            const ddl_candidate_t *c = ddl_online_next(&o, bytes, 1);
+            int timed = ddl_online_wants_time(&o, bytes);
+            if (timed) {
+                visits[c - k->cand]++;
+                *(c->algo == DDL_ALGO_MPI ? &mpi : &lanes) += 1;
+            }
+            if (ddl_online_observe(&o, bytes, timed ? 1e-3 : -1, 65536, v))
+                ddl_online_settle(&o, bytes, v);
+        }
+        ck_assert_int_eq(mpi, lanes);
+        for (int i = 0; i < k->ncand; i++)
+            ck_assert_int_eq(visits[i], k->cand[i].algo == DDL_ALGO_MPI ? 12 : 3);
+    }
+    int mpi_won = 0, trials = 200;
+    unsigned seed = 7;
+    for (int t = 0; t < trials; t++) {
+        ddl_online_init(&o, &two_nodes);
+        double v[DDL_ONLINE_MAX_CANDIDATES];
+        while (o.cls[cls].state != DDL_CLASS_DECIDED) {
+            const ddl_candidate_t *c = ddl_online_next(&o, bytes, 1);
+            double jitter = 1 + ((double)rand_r(&seed) / RAND_MAX * 2 - 1) * 0.3;
+            double time = (c->algo == DDL_ALGO_MPI ? 1e-3 : 1.15e-3) * jitter;
+            if (ddl_online_observe(&o, bytes, ddl_online_wants_time(&o, bytes) ? time : -1, 65536, v))
+                ddl_online_settle(&o, bytes, v);
+        }
+        mpi_won += o.cls[cls].cand[o.cls[cls].chosen].algo == DDL_ALGO_MPI;
+    }
+    ck_assert_msg(mpi_won >= trials * 9 / 10, "MPI, 15%% faster, won %d of %d explorations", mpi_won, trials);
+}
+END_TEST
 
 START_TEST(test_drift)
 {
@@ -415,6 +468,7 @@ int main(void)
     tcase_add_test(tc, test_classes);
     tcase_add_test(tc, test_candidates);
     tcase_add_test(tc, test_agreement);
+    tcase_add_test(tc, test_fair_paths);
     tcase_add_test(tc, test_drift);
     tcase_add_test(tc, test_dimensions);
     tcase_add_test(tc, test_save_reload);
