@@ -216,11 +216,11 @@ static void log_decision(const ddl_comm_t *c, int cls, int dim)
                  ddl_dim_algo_names[k->cand[k->chosen].dim_algo[dim]]);
     else
         ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
-    char rounds[64] = "";
+    char mpi_rounds[64] = "";
     if (k->mpi_rounds != k->other_rounds)
-        snprintf(rounds, sizeof(rounds), " (the MPI path's of %d)", k->mpi_rounds);
-    DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d rounds%s: %s)", range, chosen,
-             k->other_rounds, rounds, ddl_online_timings(k, timed, sizeof(timed)));
+        snprintf(mpi_rounds, sizeof(mpi_rounds), " and of the MPI path's %d", k->mpi_rounds);
+    DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d%s rounds: %s)", range, chosen,
+             k->other_rounds, mpi_rounds, ddl_online_timings(k, timed, sizeof(timed)));
 }
 
 /* DDL_TUNING_SAVE: the whole file again after each decision, written aside

@@ -62,8 +62,11 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
  * the emulated rails 256 and 512 KiB chose the lanes in some runs and took
  * twice MPI's time from then on).  So the MPI path's candidates and the
  * others are each timed as often in all (the smaller side's candidates get
- * more rounds), where a class has several rounds; a class of one round (32
- * MiB and more, where a call costs tens of milliseconds) stays at one each. */
+ * more rounds), in classes of three rounds or more (below 4 MiB).  From 4 MiB
+ * a call costs milliseconds to tens of them on a slow link, where the extra
+ * rounds would cost seconds, and the paths are far apart there. */
+#define FAIR_ROUNDS_MIN 3
+
 static void family_rounds(ddl_online_class_t *k)
 {
     int nm = 0;
@@ -71,7 +74,7 @@ static void family_rounds(ddl_online_class_t *k)
         nm += k->cand[i].algo == DDL_ALGO_MPI;
     int no = k->ncand - nm, most = nm > no ? nm : no;
     k->mpi_rounds = k->other_rounds = k->rounds;
-    if (k->rounds > 1 && nm && no) {
+    if (k->rounds >= FAIR_ROUNDS_MIN && nm && no) {
         k->mpi_rounds = k->rounds * ((most + nm - 1) / nm);
         k->other_rounds = k->rounds * ((most + no - 1) / no);
     }
