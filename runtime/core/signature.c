@@ -15,6 +15,9 @@
 #include "reduce.h"
 #include "signature.h"
 
+/* A signature's fields as numbers, in this order (V_BAD: the last). */
+enum { V_BAD = DDL_SIG_FIELDS - 1 };
+
 static void to_vector(const ddl_sig_t *s, int64_t *v)
 {
     int64_t f[DDL_SIG_FIELDS] = {s->count, s->dtype, s->op, s->algo, s->lane_algo, (int64_t)s->chunk, s->seq, s->bad};
@@ -108,32 +111,72 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     return DDL_OK;
 }
 
-/* The fields of a signature vector (to_vector). */
-enum { F_COUNT = 0, F_DTYPE = 1, F_OP = 2, F_ALGO = 3, F_INLINE = 4, F_BAD = 7 };
+/* The owners' exchange compares signatures packed into DDL_SIG_KEY_WORDS
+ * words: the count, the chunk, and the rest in one word (from the lowest
+ * bits: bad, lane_algo, algo, op, dtype, seq).  Every field fits its bits
+ * (below), so different signatures never pack alike, and the sign bit stays
+ * clear, so a word's negation exists.  A small call between nodes then sends
+ * 48 bytes of signatures where the eight fields took 128, and each step of
+ * the exchange compares three words. */
+enum { K_COUNT = 0, K_CHUNK = 1, K_REST = 2 };
+#define BAD_BITS 2
+#define LANE_BITS 8
+#define ALGO_BITS 4
+#define OP_BITS 6
+#define DTYPE_BITS 6
+#define BITS(n) ((UINT64_C(1) << (n)) - 1)
+_Static_assert(DDL_SIG_KEY_WORDS == 3, "count, chunk, the rest");
+_Static_assert(BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + 32 < 64, "seq's 32 bits above the rest");
+_Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS, "bad fits");
+_Static_assert(DDL_INTER_COUNT <= 1 << LANE_BITS, "lane_algo fits (on the MPI path: 0 or 1)");
+_Static_assert(DDL_ALGO_COUNT <= 1 << ALGO_BITS, "algo fits");
+_Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_BITS, "op and dtype fit");
 
-/* A rank's signature as (v, -v): one maximum over the ranks gives every
- * field's maximum and minimum. */
-static void to_extremes(const int64_t *mine, int64_t *ext)
+void ddl_sig_key(const ddl_sig_t *s, int64_t *k)
 {
-    for (int i = 0; i < DDL_SIG_FIELDS; i++) {
-        ext[i] = mine[i];
-        ext[DDL_SIG_FIELDS + i] = -mine[i];
-    }
+    uint64_t r = s->seq;
+    r = r << DTYPE_BITS | ((uint64_t)s->dtype & BITS(DTYPE_BITS));
+    r = r << OP_BITS | ((uint64_t)s->op & BITS(OP_BITS));
+    r = r << ALGO_BITS | ((uint64_t)s->algo & BITS(ALGO_BITS));
+    r = r << LANE_BITS | ((uint64_t)s->lane_algo & BITS(LANE_BITS));
+    r = r << BAD_BITS | ((uint64_t)s->bad & BITS(BAD_BITS));
+    k[K_COUNT] = s->count; /* checked: 0 or more */
+    k[K_CHUNK] = (int64_t)s->chunk; /* bytes of a buffer, or a flag */
+    k[K_REST] = (int64_t)r;
 }
 
-/* Every rank combined into ext sent this one signature: maximum == minimum. */
-static int one_signature(const int64_t *ext)
+ddl_sig_t ddl_sig_from_key(const int64_t *k)
 {
-    for (int i = 0; i < DDL_SIG_FIELDS; i++)
-        if (ext[i] != -ext[DDL_SIG_FIELDS + i])
-            return 0;
-    return 1;
+    uint64_t r = (uint64_t)k[K_REST];
+    ddl_sig_t s = {.count = k[K_COUNT], .chunk = (uint64_t)k[K_CHUNK]};
+    s.bad = (int32_t)(r & BITS(BAD_BITS));
+    r >>= BAD_BITS;
+    s.lane_algo = (int32_t)(r & BITS(LANE_BITS));
+    r >>= LANE_BITS;
+    s.algo = (int32_t)(r & BITS(ALGO_BITS));
+    r >>= ALGO_BITS;
+    s.op = (int32_t)(r & BITS(OP_BITS));
+    r >>= OP_BITS;
+    s.dtype = (int32_t)(r & BITS(DTYPE_BITS));
+    s.seq = (uint32_t)(r >> DTYPE_BITS);
+    return s;
+}
+
+/* In the exchange a key stands for every signature combined into it so
+ * far, all alike; once any two differ its last word says so instead (a key's
+ * words are never negative).  Exact, where comparing maxima and minima took
+ * twice the words. */
+#define DISAGREE INT64_C(-1)
+
+static int agreed(const int64_t *key)
+{
+    return key[K_REST] != DISAGREE;
 }
 
 /* The owners' exchange: what travels. */
 typedef struct {
-    int64_t ext[2 * DDL_SIG_FIELDS]; /* each field's maximum and the maximum of its negation */
-    _Alignas(64) unsigned char data[DDL_SIG_EXCHANGE_BYTES];
+    int64_t key[DDL_SIG_KEY_WORDS];
+    _Alignas(8) unsigned char data[DDL_SIG_EXCHANGE_BYTES]; /* right after the key: see combine_msg */
 } sig_msg_t;
 
 size_t ddl_sig_scratch_bytes(void)
@@ -243,25 +286,31 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
     return DDL_OK;
 }
 
-/* theirs into mine: fieldwise maxima; the data reduced only while both hold
- * one and the same signature that carries data, the lower rank's first. */
+/* theirs into mine: the key stays while both stand for one and the same
+ * signature; the data is reduced only then, and when that signature carries
+ * data, the lower rank's first.  The data follows the key at once: a small
+ * call's message (24 bytes of key, 8 of data) then fits one cache line with
+ * Open MPI's headers (measured between 2 virtual nodes: 8 bytes took 0.04-0.1
+ * us less than 56 over the same exchange). */
 static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
 {
-    const int64_t *h = mine->ext;
-    int reduce = h[F_ALGO] == DDL_ALGO_MPI && h[F_INLINE] == 1 && h[F_BAD] == 0 && one_signature(h) &&
-                 memcmp(mine->ext, theirs->ext, sizeof(mine->ext)) == 0;
-    size_t esize = reduce ? ddl_dtype_size((ddl_dtype_t)h[F_DTYPE]) : 0;
+    int same = agreed(mine->key) && memcmp(mine->key, theirs->key, sizeof(mine->key)) == 0;
+    if (!same) {
+        mine->key[K_REST] = DISAGREE;
+        return;
+    }
+    ddl_sig_t h = ddl_sig_from_key(mine->key);
+    if (h.algo != DDL_ALGO_MPI || h.lane_algo != 1 || h.bad != 0)
+        return;
     /* Equal to this rank's own signature, which its checks passed: the type,
      * op and count are valid.  The length is checked all the same. */
-    if (reduce && (size_t)their_len >= sizeof(mine->ext) + (size_t)h[F_COUNT] * esize) {
-        ddl_reduce_fn_t fn = ddl_reduce_fn((ddl_dtype_t)h[F_DTYPE], (ddl_redop_t)h[F_OP]);
+    if ((size_t)their_len >= offsetof(sig_msg_t, data) + (size_t)h.count * ddl_dtype_size((ddl_dtype_t)h.dtype)) {
+        ddl_reduce_fn_t fn = ddl_reduce_fn((ddl_dtype_t)h.dtype, (ddl_redop_t)h.op);
         if (me_first)
-            fn(mine->data, mine->data, theirs->data, (size_t)h[F_COUNT]);
+            fn(mine->data, mine->data, theirs->data, (size_t)h.count);
         else
-            fn(mine->data, theirs->data, mine->data, (size_t)h[F_COUNT]);
+            fn(mine->data, theirs->data, mine->data, (size_t)h.count);
     }
-    for (int i = 0; i < 2 * DDL_SIG_FIELDS; i++)
-        mine->ext[i] = theirs->ext[i] > mine->ext[i] ? theirs->ext[i] : mine->ext[i];
 }
 
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
@@ -273,11 +322,11 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
     x->comm = comm;
     to_vector(s, x->mine);
     sig_msg_t *mine = scratch, *theirs = mine + 1;
-    to_extremes(x->mine, mine->ext);
+    ddl_sig_key(s, mine->key);
     size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
     if (data)
         memcpy(mine->data, data, bytes);
-    int len = (int)(sizeof(mine->ext) + bytes), got = 0, size, rank;
+    int len = (int)(offsetof(sig_msg_t, data) + bytes), got = 0, size, rank;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
     peers_t peers = {world_of, shm_host, rank};
@@ -304,9 +353,9 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
             st = swap(comm, rank + core, mine, len, NULL, &got, &peers, timeout, abort);
     }
     if (st == DDL_OK) {
-        memcpy(x->ext, mine->ext, sizeof(x->ext));
+        memcpy(x->key, mine->key, sizeof(x->key));
         /* Only when every signature agreed: a mismatch writes nothing. */
-        if (result && bytes && one_signature(mine->ext) && mine->ext[F_BAD] == 0)
+        if (result && bytes && agreed(mine->key) && ddl_sig_from_key(mine->key).bad == 0)
             memcpy(result, mine->data, bytes);
     }
     return st;
@@ -329,7 +378,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     int a = 0, b = -1;
     int why = 0;
     for (int r = 0; r < size && b < 0; r++)
-        if ((why = (int)all[r * W + F_BAD]) != 0) /* it said so itself, and its message says more */
+        if ((why = (int)all[r * W + V_BAD]) != 0) /* it said so itself, and its message says more */
             a = b = r;
     for (int r = 1; r < size && b < 0; r++)
         if (memcmp(&all[r * W], all, sizeof(x->mine)) != 0)
@@ -356,7 +405,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
 
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where)
 {
-    if (!one_signature(x->ext) || x->ext[F_BAD] != 0)
+    if (!agreed(x->key) || ddl_sig_from_key(x->key).bad != 0)
         return name_mismatch(x, hosts, where);
     return DDL_OK;
 }

@@ -59,9 +59,16 @@ ddl_status_t ddl_sig_check_node(const struct ddl_node *n, uint32_t seq, ddl_sig_
  * only: that owner keeps its own message, the others report it). */
 ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus, uint32_t seq);
 
+/* What the owners' exchange compares: a signature packed into this many
+ * words, none negative, exactly: different signatures never have the same
+ * key, and ddl_sig_from_key gives back every field. */
+#define DDL_SIG_KEY_WORDS 3
+void ddl_sig_key(const ddl_sig_t *s, int64_t *key);
+ddl_sig_t ddl_sig_from_key(const int64_t *key);
+
 /* One exchange of signatures over an MPI communicator. */
 typedef struct {
-    int64_t mine[DDL_SIG_FIELDS], ext[2 * DDL_SIG_FIELDS];
+    int64_t mine[DDL_SIG_FIELDS], key[DDL_SIG_KEY_WORDS];
     MPI_Comm comm;
     int world_rank; /* for messages */
 } ddl_sig_exchange_t;
@@ -82,7 +89,8 @@ size_t ddl_sig_scratch_bytes(void);
 
 /* Between nodes, on the owners' communicator, for every call: the
  * signatures' exchange as recursive doubling over point-to-point messages (the extra ranks of a non-power-of-two count folded in first), each
- * carrying the signature's maximum and minimum so far and, when data is not
+ * carrying the packed signature of the ranks met so far (or that two of them
+ * differ: one word's compare per step, signature.c) and, when data is not
  * NULL, the call's data (s->count elements, at most DDL_SIG_EXCHANGE_BYTES
  * bytes; s says so with lane_algo 1).  The data is reduced with s->op, the lower
  * rank's operand first, only while every signature met so far is the same:
