@@ -111,9 +111,10 @@ size_t ddl_node_ctrl_size(int local_size);
 void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 
 
-/* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; after
- * every look it checks the deadline (timeout seconds from now) and the node's
- * abort flag (abort may be NULL); after the first 250 us it naps between looks
+/* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; every
+ * 16 looks while it spins, and after every look once it naps, it checks the
+ * deadline (timeout seconds from its first check) and the node's abort flag
+ * (abort may be NULL); after the first 250 us it naps between looks
  * (oversubscribed nodes: let the peers and the training run).
  * Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT / DDL_ERR_PEER_FAILED
  * without a message: the caller says what it waited for. */
