@@ -114,10 +114,11 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
 /* The owners' exchange compares signatures packed into DDL_SIG_KEY_WORDS
  * words: the count, the chunk, and the rest in one word (from the lowest
  * bits: bad, lane_algo, algo, op, dtype, seq).  Every field fits its bits
- * (below), so different signatures never pack alike, and the sign bit stays
- * clear, so a word's negation exists.  A small call between nodes then sends
- * 48 bytes of signatures where the eight fields took 128, and each step of
- * the exchange compares three words. */
+ * (below), so different signatures never pack alike, and the last word's
+ * sign bit stays clear for the exchange's mark of a disagreement.  A small
+ * call between nodes then sends 24 bytes of signature where the fields'
+ * maxima and minima took 128, and each step of the exchange compares three
+ * words (test_signature checks the packing). */
 enum { K_COUNT = 0, K_CHUNK = 1, K_REST = 2 };
 #define BAD_BITS 2
 #define LANE_BITS 8
