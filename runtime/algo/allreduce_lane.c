@@ -240,7 +240,7 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
 {
     const ddl_comm_info_t *in = &c->info;
     const ddl_mailbox_t *b = &c->node.ctrl->slots[other].box[seq & 1];
-    ddl_sig_t theirs = b->sig;
+    ddl_sig_t theirs = ddl_sig_from_key(b->key);
     uint32_t their_seq = atomic_load_explicit(&b->seq, memory_order_acquire);
     char da[160], db[160];
     ddl_sig_describe(sig, da, sizeof(da));

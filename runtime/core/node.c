@@ -331,7 +331,7 @@ static void owners_describe(const ddl_node_t *n, const void *arg, char *buf, siz
 void ddl_node_publish(ddl_node_t *n, const ddl_sig_t *sig, uint32_t seq, int wake)
 {
     ddl_mailbox_t *b = &n->ctrl->slots[n->local_rank].box[seq & 1];
-    b->sig = *sig;
+    ddl_sig_key(sig, b->key);
     atomic_store_explicit(&b->seq, seq, memory_order_release);
     if (wake)
         wake_all(n->ctrl);
@@ -362,7 +362,7 @@ static int meet_ready(const ddl_node_t *n, const void *arg)
         int32_t ahead = (int32_t)(atomic_load_explicit(&b->seq, memory_order_acquire) - a->seq);
         if (ahead < 0) {
             all = 0;
-        } else if (ahead > 0 || ddl_sig_mpi_side(&b->sig)) {
+        } else if (ahead > 0 || ddl_sig_from_key(b->key).algo == DDL_ALGO_MPI) {
             *a->split = r;
             return 1;
         }

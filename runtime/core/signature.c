@@ -68,18 +68,23 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
         snprintf(buf + n, len - n, ", call %u", (unsigned)s->seq);
 }
 
+/* The mailboxes hold packed signatures (node.h); the key's functions are below. */
+static int same_key(const int64_t *a, const int64_t *b);
+static int same_key_but_bad(const int64_t *a, const int64_t *b);
+
 ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)
 {
-    const ddl_sig_t *first = &n->ctrl->slots[0].box[seq & 1].sig;
-    *node_sig = *first;
+    const int64_t *first = n->ctrl->slots[0].box[seq & 1].key;
+    *node_sig = ddl_sig_from_key(first);
     for (int r = 1; r < n->local_size; r++) {
-        const ddl_sig_t *other = &n->ctrl->slots[r].box[seq & 1].sig;
-        if (ddl_sig_equal(first, other))
+        const int64_t *other = n->ctrl->slots[r].box[seq & 1].key;
+        if (same_key(first, other))
             continue;
+        ddl_sig_t a = *node_sig, b = ddl_sig_from_key(other);
         node_sig->bad = DDL_SIG_NODE_DISAGREES;
         char da[160], db[160];
-        ddl_sig_describe(first, da, sizeof(da));
-        ddl_sig_describe(other, db, sizeof(db));
+        ddl_sig_describe(&a, da, sizeof(da));
+        ddl_sig_describe(&b, db, sizeof(db));
         return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
                          "rank 0) with %s; rank %d (local rank %d) with %s; every rank must pass the same count, type "
                          "and op, in the same order", n->host, n->node, n->world_of_local[0], da,
@@ -90,16 +95,20 @@ ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *no
 
 ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint32_t seq)
 {
-    const ddl_sig_t *first = &n->ctrl->slots[0].box[seq & 1].sig;
+    const int64_t *first = n->ctrl->slots[0].box[seq & 1].key;
     for (int g = 0; g < gpus; g++) {
-        const ddl_sig_t *other = &n->ctrl->slots[g * lanes].box[seq & 1].sig;
-        if (other->bad == DDL_SIG_BAD_BUFFER)
+        const int64_t *other = n->ctrl->slots[g * lanes].box[seq & 1].key;
+        if (same_key_but_bad(first, other)) {
+            if (ddl_sig_from_key(other).bad != DDL_SIG_BAD_BUFFER)
+                continue;
             return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
                             "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
-        ddl_sig_t a = *first, b = *other;
+        }
+        ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
+        if (b.bad == DDL_SIG_BAD_BUFFER)
+            return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
+                            "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
         a.bad = b.bad = 0;
-        if (ddl_sig_equal(&a, &b))
-            continue;
         char da[160], db[160];
         ddl_sig_describe(&a, da, sizeof(da));
         ddl_sig_describe(&b, db, sizeof(db));
@@ -161,6 +170,17 @@ ddl_sig_t ddl_sig_from_key(const int64_t *k)
     s.dtype = (int32_t)(r & BITS(DTYPE_BITS));
     s.seq = (uint32_t)(r >> DTYPE_BITS);
     return s;
+}
+
+static int same_key(const int64_t *a, const int64_t *b)
+{
+    return a[K_COUNT] == b[K_COUNT] && a[K_CHUNK] == b[K_CHUNK] && a[K_REST] == b[K_REST];
+}
+
+static int same_key_but_bad(const int64_t *a, const int64_t *b)
+{
+    return a[K_COUNT] == b[K_COUNT] && a[K_CHUNK] == b[K_CHUNK] &&
+           ((a[K_REST] ^ b[K_REST]) & ~(int64_t)BITS(BAD_BITS)) == 0;
 }
 
 /* In the exchange a key stands for every signature combined into it so

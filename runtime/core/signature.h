@@ -33,11 +33,6 @@ typedef struct {
 
 #define DDL_SIG_FIELDS 8
 
-/* Is s a call on the owners' MPI path (else the lanes)? */
-static inline int ddl_sig_mpi_side(const ddl_sig_t *s)
-{
-    return s->algo == DDL_ALGO_MPI;
-}
 #define DDL_SIG_NODE_DISAGREES 1 /* the ranks of this signature's node called differently */
 #define DDL_SIG_BAD_BUFFER 2     /* this owner's buffers cannot be used (it says why) */
 
