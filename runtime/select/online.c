@@ -64,17 +64,23 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
  * others are each timed as often in all (the smaller side's candidates get
  * more rounds), in classes of three rounds or more (below 4 MiB).  From 4 MiB
  * a call costs milliseconds to tens of them on a slow link, where the extra
- * rounds would cost seconds, and the paths are far apart there. */
+ * rounds would cost seconds, and the paths are far apart there.  On one host
+ * (virtual nodes) every call is short, and in the classes of two rounds (4-32
+ * MiB) the MPI path timed between lane calls took 20-30% longer than alone
+ * (2 virtual nodes, 4 MiB: 724-834 us against 590-650), and with two rounds
+ * each (the lanes' four candidates eight in all) the lanes won two runs in
+ * three and then ran at 0.72-0.78x MPI's speed. */
 #define FAIR_ROUNDS_MIN 3
+#define FAIR_ROUNDS_MIN_ONE_HOST 2
 
-static void family_rounds(ddl_online_class_t *k)
+static void family_rounds(ddl_online_class_t *k, const ddl_online_job_t *job)
 {
     int nm = 0;
     for (int i = 0; i < k->ncand; i++)
         nm += k->cand[i].algo == DDL_ALGO_MPI;
     int no = k->ncand - nm, most = nm > no ? nm : no;
     k->mpi_rounds = k->other_rounds = k->rounds;
-    if (k->rounds >= FAIR_ROUNDS_MIN && nm && no) {
+    if (k->rounds >= (job->one_host ? FAIR_ROUNDS_MIN_ONE_HOST : FAIR_ROUNDS_MIN) && nm && no) {
         k->mpi_rounds = k->rounds * ((most + nm - 1) / nm);
         k->other_rounds = k->rounds * ((most + no - 1) / no);
     }
@@ -124,7 +130,7 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         }
     }
     k->rounds = job->rounds > 0 ? job->rounds : rounds_for(cls);
-    family_rounds(k);
+    family_rounds(k, job);
     for (int i = 0; i < k->ncand; i++)
         k->fastest[i] = INFINITY;
     /* One round: the class's first call runs untimed first (candidate 0), so

@@ -66,6 +66,10 @@ typedef struct {
      * caller's arguments.  In collective mode a class's first call takes the
      * lanes, whose check covers the helpers' arguments too. */
     int mpi_first;
+    /* Every rank on one host as MPI sees it (virtual nodes): the MPI path's
+     * extra rounds (online.c) go on up to the classes of two rounds, where
+     * between hosts a slow link would make them cost seconds. */
+    int one_host;
     /* DDL_EXPLORE with the multiring: the grid's node dimensions (1..dims)
      * whose algorithms are timed one by one before the class's candidates; 0: none. */
     int dims;

@@ -284,6 +284,23 @@ START_TEST(test_fair_paths)
         for (int i = 0; i < k->ncand; i++)
             ck_assert_int_eq(visits[i], k->cand[i].algo == DDL_ALGO_MPI ? 12 : 3);
     }
+    /* 4 MiB, two rounds: the MPI path's extra rounds only on one host. */
+    size_t big = 4 << 20;
+    for (int one_host = 0; one_host <= 1; one_host++) {
+        ddl_online_job_t job = two_nodes;
+        job.one_host = one_host;
+        ddl_online_init(&o, &job);
+        ddl_online_next(&o, big, 1);
+        const ddl_online_class_t *k = &o.cls[ddl_online_class_of(big)];
+        int nm = 0;
+        for (int i = 0; i < k->ncand; i++)
+            nm += k->cand[i].algo == DDL_ALGO_MPI;
+        ck_assert_int_eq(k->rounds, 2);
+        ck_assert_int_eq(nm, 1);
+        ck_assert_int_eq(k->other_rounds, 2);
+        ck_assert_int_eq(k->mpi_rounds, one_host ? 2 * (k->ncand - 1) : 2);
+        ck_assert_int_eq(k->planned, k->mpi_rounds + (k->ncand - 1) * 2);
+    }
     int mpi_won = 0, trials = 200;
     unsigned seed = 7;
     for (int t = 0; t < trials; t++) {
