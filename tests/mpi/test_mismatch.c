@@ -206,6 +206,10 @@ int main(int argc, char **argv)
                    DDL_DTYPE_F32, DDL_REDOP_SUM, 992, DDL_DTYPE_F32, DDL_REDOP_SUM);
         mismatched("count across the exchange's last piece", comm, send, recv, next, bytes, 0, 2016, DDL_DTYPE_F32,
                    DDL_REDOP_SUM, 1984, DDL_DTYPE_F32, DDL_REDOP_SUM);
+        /* 256 bytes of data go apart from the key between ranks of one host
+         * (two messages), 224 with it (one). */
+        mismatched("count across the key sent apart", comm, send, recv, next, bytes, odd_owner, 64, DDL_DTYPE_F32,
+                   DDL_REDOP_SUM, 56, DDL_DTYPE_F32, DDL_REDOP_SUM);
         /* Count 0 takes part: against a small count (the MPI path for both),
          * against a large one (the lanes; count 0 goes the MPI path), from an
          * owner and, in collective mode, from a helper. */
