@@ -21,7 +21,7 @@ address)
     dir=$top/build-sanitize
     flag=--enable-sanitizers
     tests="tests/unit/test_parse tests/unit/test_layout tests/unit/test_reduce tests/unit/test_heap tests/unit/test_node tests/unit/test_sched \
-tests/unit/test_plan tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings tests/fuzz/run-corpus.sh \
+tests/unit/test_plan tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings tests/unit/test_signature tests/fuzz/run-corpus.sh \
 tests/mpi/run-allreduce.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh tests/mpi/run-failure.sh tests/mpi/run-multiring.sh \
 tests/mpi/run-trace.sh"
     report='ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:'

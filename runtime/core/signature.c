@@ -202,7 +202,8 @@ typedef struct {
 
 size_t ddl_sig_scratch_bytes(void)
 {
-    return 2 * sizeof(sig_msg_t);
+    /* A multiple of 64: the caller's aligned_alloc asks for that alignment. */
+    return (2 * sizeof(sig_msg_t) + 63) / 64 * 64;
 }
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
