@@ -98,16 +98,13 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     const int64_t *first = n->ctrl->slots[0].box[seq & 1].key;
     for (int g = 0; g < gpus; g++) {
         const int64_t *other = n->ctrl->slots[g * lanes].box[seq & 1].key;
-        if (same_key_but_bad(first, other)) {
-            if (ddl_sig_from_key(other).bad != DDL_SIG_BAD_BUFFER)
-                continue;
-            return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
-                            "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
-        }
-        ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
+        ddl_sig_t b = ddl_sig_from_key(other);
         if (b.bad == DDL_SIG_BAD_BUFFER)
             return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
                             "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
+        if (same_key_but_bad(first, other))
+            continue;
+        ddl_sig_t a = ddl_sig_from_key(first);
         a.bad = b.bad = 0;
         char da[160], db[160];
         ddl_sig_describe(&a, da, sizeof(da));
@@ -347,7 +344,7 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
  * us less than 56 over the same exchange). */
 static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
 {
-    int same = agreed(mine->key) && memcmp(mine->key, theirs->key, sizeof(mine->key)) == 0;
+    int same = agreed(mine->key) && same_key(mine->key, theirs->key);
     if (!same) {
         mine->key[K_REST] = DISAGREE;
         return;
