@@ -31,14 +31,6 @@ static ddl_sig_t from_vector(const int64_t *v)
                        .bad = (int32_t)v[7]};
 }
 
-int ddl_sig_equal(const ddl_sig_t *a, const ddl_sig_t *b)
-{
-    int64_t va[DDL_SIG_FIELDS], vb[DDL_SIG_FIELDS];
-    to_vector(a, va);
-    to_vector(b, vb);
-    return memcmp(va, vb, sizeof(va)) == 0;
-}
-
 static const char *name_or(const char *name, char *buf, size_t len, long long v)
 {
     if (name)

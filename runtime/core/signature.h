@@ -38,7 +38,6 @@ typedef struct {
 
 /* "count 8, f32, sum, lane (chunk 65536), call 5" */
 void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);
-int ddl_sig_equal(const ddl_sig_t *a, const ddl_sig_t *b);
 
 struct ddl_node;
 /* After the lane call's first meeting (ddl_node_meet): compare the

@@ -45,6 +45,12 @@ static int total(void)
            DDL_INTER_COUNT;
 }
 
+static int same_fields(const ddl_sig_t *a, const ddl_sig_t *b)
+{
+    return a->count == b->count && a->dtype == b->dtype && a->op == b->op && a->algo == b->algo &&
+           a->lane_algo == b->lane_algo && a->chunk == b->chunk && a->seq == b->seq && a->bad == b->bad;
+}
+
 typedef struct {
     int64_t key[DDL_SIG_KEY_WORDS];
 } sig_key_t;
@@ -63,7 +69,7 @@ START_TEST(test_round_trip)
         for (int w = 0; w < DDL_SIG_KEY_WORDS; w++)
             ck_assert_msg(key[w] >= 0, "signature %d: key word %d is negative", i, w);
         back = ddl_sig_from_key(key);
-        ck_assert_msg(ddl_sig_equal(&s, &back), "signature %d does not come back from its key", i);
+        ck_assert_msg(same_fields(&s, &back), "signature %d does not come back from its key", i);
     }
 }
 END_TEST
