@@ -52,10 +52,7 @@ struct ddl_mpi_early {
 
 ddl_status_t ddl_mpi_early_init(ddl_comm_t *c)
 {
-    int span = 0;
-    for (int r = 1; r < c->info.size; r++)
-        span |= c->shm_host[r] != c->shm_host[0];
-    if (!span || c->info.nnodes < 2 || c->owners == MPI_COMM_NULL)
+    if (ddl_comm_one_host(c) || c->info.nnodes < 2 || c->owners == MPI_COMM_NULL)
         return DDL_OK;
     MPI_Comm comm;
     if (MPI_Comm_dup(c->owners, &comm) != MPI_SUCCESS)

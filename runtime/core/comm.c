@@ -17,6 +17,14 @@
 
 bool ddl_comm_is_live(const ddl_comm_t *c) { return c && c->magic == DDL_COMM_LIVE; }
 
+bool ddl_comm_one_host(const ddl_comm_t *c)
+{
+    for (int r = 1; r < c->info.size; r++)
+        if (c->shm_host[r] != c->shm_host[0])
+            return false;
+    return true;
+}
+
 /* Destroyed communicators, kept reachable: the memory stays valid for a late
  * call to be refused, and it is not a leak. */
 static _Atomic(ddl_comm_t *) graveyard;

@@ -89,6 +89,9 @@ struct ddl_comm {
 #define DDL_COMM_DEAD 0x64656164u
 /* Is comm a live communicator (created and not destroyed)? */
 bool ddl_comm_is_live(const ddl_comm_t *comm);
+/* Does MPI reach every rank of c through shared memory (one host, as with
+ * virtual nodes; shm_host)? */
+bool ddl_comm_one_host(const ddl_comm_t *c);
 /* Keep a destroyed communicator's struct reachable (not a leak, and a late
  * call with it is refused). */
 void ddl_comm_bury(ddl_comm_t *comm);

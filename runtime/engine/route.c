@@ -58,15 +58,6 @@ static ddl_algo_id_t lanes_path(const ddl_comm_t *c)
          : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
 }
 
-/* Does MPI reach every rank through shared memory (one host)? */
-static int one_host(const ddl_comm_t *c)
-{
-    for (int r = 1; r < c->info.size; r++)
-        if (c->shm_host[r] != c->shm_host[0])
-            return 0;
-    return 1;
-}
-
 ddl_status_t ddl_select_init(ddl_comm_t *c)
 {
     int threshold_given = c->set.mpi_threshold != DDL_THRESHOLD_AUTO;
@@ -91,7 +82,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .exchange_min = DDL_SIG_DATA_BYTES,
         .exchange_max = DDL_SIG_EXCHANGE_BYTES,
         .mpi_first = c->helper_mode == DDL_HELPERS_SERVE || c->info.lanes == 1,
-        .one_host = one_host(c),
+        .one_host = ddl_comm_one_host(c),
         /* The grid's node dimensions; a band's dims= fixes them instead. */
         .dims = c->set.explore && lanes_path(c) == DDL_ALGO_MULTIRING && c->info.nnodes > 1 ? c->set.grid.ndims - 1 : 0,
     };
