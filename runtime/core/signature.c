@@ -362,7 +362,7 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
 {
     x->world_rank = world_rank;
     x->comm = comm;
-    to_vector(s, x->mine);
+    x->mine = *s;
     sig_msg_t *mine = scratch, *theirs = mine + 1;
     ddl_sig_key(s, mine->key);
     size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
@@ -414,7 +414,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     if (!all)
         return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called ddl_allreduce with different arguments (out of memory "
                          "naming them)", where);
-    memcpy(mine, x->mine, sizeof(x->mine));
+    to_vector(&x->mine, mine);
     mine[DDL_SIG_FIELDS] = x->world_rank;
     MPI_Allgather(mine, W, MPI_INT64_T, all, W, MPI_INT64_T, x->comm);
     int a = 0, b = -1;
@@ -423,7 +423,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
         if ((why = (int)all[r * W + V_BAD]) != 0) /* it said so itself, and its message says more */
             a = b = r;
     for (int r = 1; r < size && b < 0; r++)
-        if (memcmp(&all[r * W], all, sizeof(x->mine)) != 0)
+        if (memcmp(&all[r * W], all, sizeof(int64_t) * DDL_SIG_FIELDS) != 0)
             b = r;
     if (b < 0)
         b = 0;

@@ -62,7 +62,8 @@ ddl_sig_t ddl_sig_from_key(const int64_t *key);
 
 /* One exchange of signatures over an MPI communicator. */
 typedef struct {
-    int64_t mine[DDL_SIG_FIELDS], key[DDL_SIG_KEY_WORDS];
+    ddl_sig_t mine; /* this rank's, for naming a difference */
+    int64_t key[DDL_SIG_KEY_WORDS];
     MPI_Comm comm;
     int world_rank; /* for messages */
 } ddl_sig_exchange_t;
