@@ -12,10 +12,14 @@ machine; the helpers serve the DDL copy.  Models: resnet18 (torchvision's),
 transformer (encoder blocks), mlp (4 Linear 2048x2048 layers: 67 MB of
 gradients, little compute).
 
+The steps are timed once online selection has settled every bucket size of
+the DDL copy (warm-up steps go on until it has, at most --settle-steps more),
+so that they show what a long job sees, not its first calls timing candidates.
 Rank 0 prints, per hook, the median step time, the median compute time of the
 same step without any allreduce (DDP's no_sync) plus the optimizer step, the
 time the gradients take to allreduce on their own, and the share of that hidden
-behind backward; then the speed-up, the largest difference between the two
+behind backward; for the DDL copy each bucket's hand-over and end (medians, ms
+into the step); then the speed-up, the largest difference between the two
 copies' losses, and whether every rank ends with identical parameters.  It
 exits non-zero when the losses differ by more than --tolerance or the
 parameters differ between ranks.  --json writes it all.
@@ -68,16 +72,25 @@ class Trainer:
         self.opt = torch.optim.SGD(self.ddp.parameters(), lr=args.lr)
         self.loss_fn = torch.nn.CrossEntropyLoss()
         self.times, self.opt_times, self.losses, self.busy = [], [], [], []
-        self.posts = []  # per step: (seconds since the step began, bytes) of each bucket the hook started
+        self.posts = []  # per step, each bucket the hook started: [handed over, bytes, done], seconds into the step
         self.t0 = None
+        self.bucket_bytes = set()  # every bucket size the hook has seen
 
     def timed(self, hook):
         """The hook, noting when DDP hands it each bucket (seconds into the step) and its bytes."""
 
         def timed_hook(state, bucket):
-            if self.t0 is not None:
-                self.posts[-1].append((time.perf_counter() - self.t0, bucket.buffer().numel() * bucket.buffer().element_size()))
-            return hook(state, bucket)
+            self.bucket_bytes.add(bucket.buffer().numel() * bucket.buffer().element_size())
+            if self.t0 is None:
+                return hook(state, bucket)
+            t0, post = self.t0, [time.perf_counter() - self.t0, bucket.buffer().numel() * bucket.buffer().element_size(), None]
+            self.posts[-1].append(post)
+
+            def done(fut):
+                post[2] = time.perf_counter() - t0
+                return fut.value()
+
+            return hook(state, bucket).then(done)
 
         return timed_hook
 
@@ -129,10 +142,27 @@ def overlap_bound(trainer, alone, total_bytes):
     steps = []
     for posts, opt in zip((p for p in trainer.posts if p), trainer.opt_times):
         end = 0.0
-        for at, nbytes in posts:
+        for at, nbytes, _ in posts:
             end = max(end, at) + alone * nbytes / total_bytes
         steps.append(end + opt)
     return statistics.median(steps) if steps else None
+
+
+def bucket_timeline(trainer):
+    """Per bucket, in hand-over order, the medians over the steps of: when DDP
+    handed it over, when its result was there (ms into the step), how long it
+    ran (from its hand-over or the end of the bucket before, whichever is
+    later, to its end), and its bytes."""
+    steps = [p for p in trainer.posts if p and all(b[2] is not None for b in p)]
+    if not steps or any(len(p) != len(steps[0]) for p in steps):
+        return []
+    rows = []
+    for i in range(len(steps[0])):
+        ran = [p[i][2] - max(p[i][0], p[i - 1][2] if i else 0.0) for p in steps]
+        rows.append({"handed_ms": statistics.median(p[i][0] for p in steps) * 1e3,
+                     "done_ms": statistics.median(p[i][2] for p in steps) * 1e3,
+                     "ran_ms": statistics.median(ran) * 1e3, "bytes": steps[0][i][1]})
+    return rows
 
 
 def comm_alone(numel, allreduce, bucket_mb, repeat=3):
@@ -172,10 +202,26 @@ def run(args):
     def data():
         return torch.randn(batch, *shape, generator=gen), torch.randint(0, classes, (batch,), generator=gen)
 
-    for _ in range(args.warmup):  # DDP rebuilds its buckets after the first step
+    def warm_step():
         x, y = data()
         for t in trainers:
             t.step(x, y, record=False)
+
+    for _ in range(args.warmup):  # DDP rebuilds its buckets after the first step
+        warm_step()
+    trainers[1].bucket_bytes.clear()  # the sizes of the first step's buckets, before the rebuild, come no more
+    warm_step()
+    # Then until online selection has settled every bucket size, so that the
+    # steps timed are what a long job sees (a size met once per step takes a
+    # few dozen steps to time its candidates; the answer is the same on every
+    # rank after the same calls, so all ranks stop together).
+    settling = 0
+    while settling < args.settle_steps and not all(comm.choice(b)[1] for b in trainers[1].bucket_bytes):
+        warm_step()
+        settling += 1
+    if rank == 0:
+        print(f"{args.model:12s} online selection settled after {args.warmup + 1 + settling} warm-up steps: " +
+              ", ".join(f"{b / 1e6:.1f} MB {comm.choice(b)[0]}" for b in sorted(trainers[1].bucket_bytes)), flush=True)
     cpu0 = host_cpu()
     forward_backward = statistics.median(trainers[0].compute_only(*data()) for _ in range(args.compute_steps))
     cpu1 = host_cpu()
@@ -210,7 +256,7 @@ def run(args):
                                    "last_bucket_at_s": statistics.median(p[-1][0] for p in t.posts if p) if bound else None,"step_median_s": median, "compute_median_s": compute,
                                    "comm_alone_s": alone[t.name], "hidden_share": hidden, "identical": same,
                                    "host_busy_share": statistics.median(t.busy) if t.busy else None,
-                                   "losses": t.losses, "step_times": t.times}
+                                   "losses": t.losses, "step_times": t.times, "buckets": bucket_timeline(t)}
     g, d = result["hooks"]["gloo"], result["hooks"]["ddl"]
     worst = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(g["losses"], d["losses"]))
     same_copies = torch.equal(trainers[0].params(), trainers[1].params())
@@ -233,6 +279,13 @@ def run(args):
                 print(f"{args.model:12s} {name}: the last bucket is handed over {h['last_bucket_at_s'] * 1e3:.1f} ms into "
                       f"the step; at its allreduce-alone rate the best step would be {h['overlap_bound_s'] * 1e3:.1f} ms "
                       f"({g['step_median_s'] / h['overlap_bound_s']:.2f}x gloo's step)", flush=True)
+        for name in ("gloo", "ddl"):
+            rows = result["hooks"][name]["buckets"]
+            if rows:
+                rate = result["hooks"][name]["comm_alone_s"] * 1e3 / (numel * 4)
+                print(f"{args.model:12s} {name} buckets (ms into the step: handed over, done, ran for, alone's rate would take): " +
+                      "; ".join(f"{r['handed_ms']:.0f} {r['done_ms']:.0f} {r['ran_ms']:.1f} {r['bytes'] * rate:.1f}" for r in rows),
+                      flush=True)
         print(f"{args.model:12s} ddl vs gloo: {result['speedup']:.2f}x; losses differ by at most {worst:.1e} "
               f"(relative) over {args.steps} steps; final parameters of the two copies "
               f"{'bit-identical' if same_copies else 'differ'}{'' if ok else '  <- FAILED'}", flush=True)
@@ -250,6 +303,8 @@ def main():
     ap.add_argument("--model", choices=["resnet18", "transformer", "mlp"], default="mlp")
     ap.add_argument("--steps", type=int, default=20, help="measured steps per hook")
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--settle-steps", type=int, default=60,
+                    help="at most this many more warm-up steps while online selection times candidates")
     ap.add_argument("--compute-steps", type=int, default=5)
     ap.add_argument("--batch", type=int, help="per rank (default: by model)")
     ap.add_argument("--bucket-mb", type=float, default=25, help="DDP's bucket_cap_mb (default 25, DDP's own)")

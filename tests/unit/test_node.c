@@ -3,7 +3,8 @@
  * last rank arrives.  A lost wake-up shows as a sleeper that returns only
  * when its 50 ms sleep slice ends.  A waiting rank calls the node's progress
  * hook (MPI progress) often while the wait lasts, never in one that ends at
- * once. */
+ * once.  ddl_poll spins before it naps, except where the last wait at the
+ * same place outlasted the spin. */
 #include "config.h"
 
 #include <check.h>
@@ -131,6 +132,53 @@ START_TEST(test_progress_while_waiting)
 }
 END_TEST
 
+/* ddl_poll steps that end a wait `ready_s` after it began, counting their looks. */
+typedef struct {
+    double ready_at;
+    int looks;
+} timed_wait_t;
+
+static int ready_one(void *arg)
+{
+    timed_wait_t *w = arg;
+    w->looks++;
+    return now() >= w->ready_at;
+}
+
+static int ready_two(void *arg)
+{
+    return ready_one(arg);
+}
+
+static int looks_of_wait(int (*step)(void *arg), double ready_s)
+{
+    timed_wait_t w = {.ready_at = now() + ready_s};
+    ck_assert_int_eq(ddl_poll(step, &w, 5, NULL), DDL_OK);
+    return w.looks;
+}
+
+/* A wait 2 ms long spins its first 250 us (a look is well under a
+ * microsecond here: hundreds of looks), and naps after that, at least 20 us
+ * at a time (at most a hundred looks in 2 ms).  The next wait at the same
+ * place naps from its start; a wait at another place spins; and once a wait
+ * at the place ended within the spin, the next one spins again. */
+#define LONG_WAIT_S 0.002
+#define NAPPING_LOOKS 110 /* 2 ms / 20 us, and a few */
+START_TEST(test_poll_naps_where_waits_were_long)
+{
+    (void)looks_of_wait(ready_one, LONG_WAIT_S);
+    int napping = looks_of_wait(ready_one, LONG_WAIT_S);
+    ck_assert_msg(napping <= NAPPING_LOOKS, "a wait after one that outlasted the spin looked %d times in %.0f ms: "
+                  "it spun", napping, LONG_WAIT_S * 1e3);
+    int elsewhere = looks_of_wait(ready_two, LONG_WAIT_S);
+    ck_assert_msg(elsewhere > NAPPING_LOOKS, "a first wait at another place looked only %d times: it did not spin",
+                  elsewhere);
+    (void)looks_of_wait(ready_one, 50e-6);
+    int again = looks_of_wait(ready_one, LONG_WAIT_S);
+    ck_assert_msg(again > NAPPING_LOOKS, "a wait after a short one looked only %d times: it did not spin", again);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("node");
@@ -138,6 +186,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_sleeper_wakes);
     tcase_add_test(tc, test_progress_while_waiting);
+    tcase_add_test(tc, test_poll_naps_where_waits_were_long);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
