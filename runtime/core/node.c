@@ -58,22 +58,26 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size)
 #define POLL_SLEEP_MAX_S 500e-6
 #define POLL_CLOCK_LOOKS 16
 
-/* A wait like the last one at its place that outlasted the spin (a chunk on
- * a slow link, a large MPI_Iallreduce) will most likely outlast it again: it
- * naps from its first look on, reading the clock at every look.  Spinning
- * there only burns the core (measured on the emulated rails: the four
- * processes of a 4 MiB allreduce used 5.6-5.9 s of CPU in a run with the
- * spin before every wait and 4.9 s with none, in the same time), and on a
- * node with fewer cores than processes that core is the training's.  A place
- * is the wait's step function, per thread (a thread waits at a few); the next
- * wait there that ends within POLL_SPIN_S spins again.  A wait whose first
+/* A wait like the last one at its place that lasted POLL_LONG_S or more (a
+ * chunk on a slow link, a large MPI_Iallreduce) will most likely last as
+ * long again: it naps from its first look on, reading the clock at every
+ * look.  Spinning there only burns the core (measured on the emulated rails:
+ * the four processes of a 4 MiB allreduce used 5.6-5.9 s of CPU in a run
+ * with the spin before every wait and 4.6-5.3 s without it where the last
+ * wait was long, in the same time), and on a node with fewer cores than
+ * processes that core is the training's.  Not from the spin's end on: a nap
+ * lasts at least the timer's slack (50 us), which a wait of a few hundred
+ * microseconds (a 64 KiB call on those rails) felt as 10-60% more time.  A
+ * place is the wait's step function, per thread (a thread waits at a few);
+ * the next wait there that ends sooner spins again.  A wait whose first
  * look finds it done does not look its place up. */
+#define POLL_LONG_S 1e-3
 #define POLL_PLACES 4
 #define POLL_NAP_MIN_S 20e-6
 
 static _Thread_local struct poll_place {
     int (*step)(void *arg);
-    int outlasted; /* the last wait here outlasted POLL_SPIN_S */
+    int was_long; /* the last wait here lasted POLL_LONG_S or more */
 } poll_places[POLL_PLACES];
 static _Thread_local unsigned poll_places_next;
 
@@ -98,12 +102,12 @@ ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _
         int rc = step(arg);
         if (rc == 1 || rc < 0) {
             if (place)
-                place->outlasted = start >= 0 && now - start >= POLL_SPIN_S;
+                place->was_long = start >= 0 && now - start >= POLL_LONG_S;
             return rc == 1 ? DDL_OK : (ddl_status_t)rc;
         }
         if (!place) {
             place = poll_place_of(step);
-            if (place->outlasted)
+            if (place->was_long)
                 napping = 1, spin = 0;
         }
         if (!napping && ++looks % POLL_CLOCK_LOOKS != 0)
