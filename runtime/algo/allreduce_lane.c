@@ -257,7 +257,19 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
                        "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
                        in->local_rank, da, c->world_of_local[other], other, db);
     ddl_status_t told = tell_other_nodes(c, sig, 0); /* the MPI path's owners here send their own */
-    return told != DDL_OK ? told : st;
+    if (told != DDL_OK)
+        return told;
+    /* A serve-mode owner leaves no barrier behind that its helpers pass:
+     * without this wait its next call could rewrite the request that a slow
+     * helper is still to read, and the helper would then serve that next call
+     * twice (seen once under ASan: the helper alone in a results barrier, the
+     * owners waiting for it at the next call's meeting). */
+    if (in->role == DDL_ROLE_OWNER && c->helper_mode == DDL_HELPERS_SERVE && in->lanes > 1) {
+        ddl_status_t taken = ddl_node_wait_published(&c->node, in->local_rank + 1, in->lanes - 1, seq);
+        if (taken != DDL_OK)
+            return ddl_comm_fail(c, taken);
+    }
+    return st;
 }
 
 /* The rest of a call on device buffers, or of one that fails for bad buffers:

@@ -429,6 +429,36 @@ ddl_status_t ddl_node_meet(ddl_node_t *n, uint32_t seq, int *split)
                       "lane allreduce: waiting for the node's buffers");
 }
 
+struct published_arg {
+    int first, count;
+    uint32_t seq;
+};
+
+static int published_ready(const ddl_node_t *n, const void *arg)
+{
+    const struct published_arg *a = arg;
+    for (int r = a->first; r < a->first + a->count; r++)
+        if ((int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[a->seq & 1].seq, memory_order_acquire) - a->seq) < 0)
+            return 0;
+    return 1;
+}
+
+static void published_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct published_arg *a = arg;
+    size_t o = (size_t)snprintf(buf, len, "local ranks");
+    for (int r = a->first; r < a->first + a->count && o + 24 < len; r++)
+        if ((int32_t)(atomic_load(&n->ctrl->slots[r].box[a->seq & 1].seq) - a->seq) < 0)
+            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", r, n->world_of_local[r]);
+}
+
+ddl_status_t ddl_node_wait_published(ddl_node_t *n, int first, int count, uint32_t seq)
+{
+    struct published_arg a = {first, count, seq};
+    return wait_until(n, published_ready, &a, n->timeout, SPIN_CHECKS, published_describe,
+                      "lane allreduce: waiting for the helpers to take the request");
+}
+
 void ddl_node_tell_verdict(ddl_node_t *n, uint32_t seq, ddl_status_t st)
 {
     ddl_mailbox_t *b = &n->ctrl->slots[n->local_rank].box[seq & 1];
