@@ -62,9 +62,9 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size)
  * chunk on a slow link, a large MPI_Iallreduce) will most likely last as
  * long again: it naps from its first look on, reading the clock at every
  * look.  Spinning there only burns the core (measured on the emulated rails:
- * the four processes of a 4 MiB allreduce used 5.6-5.9 s of CPU in a run
- * with the spin before every wait and 4.6-5.3 s without it where the last
- * wait was long, in the same time), and on a node with fewer cores than
+ * a run of 4 MiB allreduces kept the host busy for 10.8-12.3 CPU seconds
+ * with the spin before every wait, 9.8-11.7 without it where the last wait
+ * was long, in the same time), and on a node with fewer cores than
  * processes that core is the training's.  Not from the spin's end on: a nap
  * lasts at least the timer's slack (50 us), which a wait of a few hundred
  * microseconds (a 64 KiB call on those rails) felt as 10-60% more time.  A
@@ -392,6 +392,21 @@ struct meet_arg {
     int *split;
 };
 
+/* Has local rank r published call seq (or a later one) in its mailbox? */
+static int has_published(const ddl_node_t *n, int r, uint32_t seq)
+{
+    return (int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[seq & 1].seq, memory_order_acquire) - seq) >= 0;
+}
+
+/* "local ranks 1 (rank 5) ...": those of first .. first + count - 1 that have not published call seq. */
+static void list_unpublished(const ddl_node_t *n, int first, int count, uint32_t seq, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "local ranks");
+    for (int r = first; r < first + count && o + 24 < len; r++)
+        if (!has_published(n, r, seq))
+            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", r, n->world_of_local[r]);
+}
+
 /* Every local rank at call seq on the lanes; or one that cannot come: on the
  * MPI path for this call, or past it (box[seq & 1] then holds seq + 2 or
  * later, and this call can no longer meet). */
@@ -414,11 +429,7 @@ static int meet_ready(const ddl_node_t *n, const void *arg)
 
 static void meet_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
 {
-    const struct meet_arg *a = arg;
-    size_t o = (size_t)snprintf(buf, len, "local ranks");
-    for (int r = 0; r < n->local_size && o + 24 < len; r++)
-        if ((int32_t)(atomic_load(&n->ctrl->slots[r].box[a->seq & 1].seq) - a->seq) < 0)
-            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", r, n->world_of_local[r]);
+    list_unpublished(n, 0, n->local_size, ((const struct meet_arg *)arg)->seq, buf, len);
 }
 
 ddl_status_t ddl_node_meet(ddl_node_t *n, uint32_t seq, int *split)
@@ -438,7 +449,7 @@ static int published_ready(const ddl_node_t *n, const void *arg)
 {
     const struct published_arg *a = arg;
     for (int r = a->first; r < a->first + a->count; r++)
-        if ((int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[a->seq & 1].seq, memory_order_acquire) - a->seq) < 0)
+        if (!has_published(n, r, a->seq))
             return 0;
     return 1;
 }
@@ -446,10 +457,7 @@ static int published_ready(const ddl_node_t *n, const void *arg)
 static void published_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
 {
     const struct published_arg *a = arg;
-    size_t o = (size_t)snprintf(buf, len, "local ranks");
-    for (int r = a->first; r < a->first + a->count && o + 24 < len; r++)
-        if ((int32_t)(atomic_load(&n->ctrl->slots[r].box[a->seq & 1].seq) - a->seq) < 0)
-            o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", r, n->world_of_local[r]);
+    list_unpublished(n, a->first, a->count, a->seq, buf, len);
 }
 
 ddl_status_t ddl_node_wait_published(ddl_node_t *n, int first, int count, uint32_t seq)
