@@ -138,10 +138,22 @@ static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, s
     return kind == DDL_LOC_HEAP ? base + off + round_off : base;
 }
 
-static void post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
+static ddl_status_t post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
 {
     size_t count = (size_t)sig->count, bytes = count * ddl_dtype_size((ddl_dtype_t)sig->dtype);
     ddl_node_req_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
+    /* Serve-mode helpers read this slot after the doorbell, and publish their
+     * call right after: the last request must have been taken before it is
+     * rewritten.  A call that ended at the meeting (a peer on another path)
+     * left no barrier behind that the helpers passed, and a slow helper then
+     * read the next request under the old doorbell and served that call
+     * twice (seen once under ASan: the helper alone in a results barrier, the
+     * owners waiting for it at the next call's meeting). */
+    if (c->helper_mode == DDL_HELPERS_SERVE && c->info.lanes > 1) {
+        ddl_status_t st = ddl_node_wait_published(&c->node, c->info.local_rank + 1, c->info.lanes - 1, rq->sig.seq);
+        if (st != DDL_OK)
+            return ddl_comm_fail(c, st);
+    }
     rq->shutdown = 0;
     const void *sendbuf = call->sendbuf;
     void *recvbuf = call->recvbuf;
@@ -160,6 +172,7 @@ static void post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
     }
     if (c->helper_mode == DDL_HELPERS_SERVE)
         ddl_node_ring(&c->node);
+    return DDL_OK;
 }
 
 /* After the node has met: DDL_LOC_DEVICE when every owner of the node posted
@@ -257,19 +270,7 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
                        "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
                        in->local_rank, da, c->world_of_local[other], other, db);
     ddl_status_t told = tell_other_nodes(c, sig, 0); /* the MPI path's owners here send their own */
-    if (told != DDL_OK)
-        return told;
-    /* A serve-mode owner leaves no barrier behind that its helpers pass:
-     * without this wait its next call could rewrite the request that a slow
-     * helper is still to read, and the helper would then serve that next call
-     * twice (seen once under ASan: the helper alone in a results barrier, the
-     * owners waiting for it at the next call's meeting). */
-    if (in->role == DDL_ROLE_OWNER && c->helper_mode == DDL_HELPERS_SERVE && in->lanes > 1) {
-        ddl_status_t taken = ddl_node_wait_published(&c->node, in->local_rank + 1, in->lanes - 1, seq);
-        if (taken != DDL_OK)
-            return ddl_comm_fail(c, taken);
-    }
-    return st;
+    return told != DDL_OK ? told : st;
 }
 
 /* The rest of a call on device buffers, or of one that fails for bad buffers:
@@ -364,8 +365,11 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     }
     uint32_t seq = sig.seq;
     call->sig_pending = 0;
-    if (owner)
-        post_request(c, call, &sig);
+    if (owner) {
+        ddl_status_t posted = post_request(c, call, &sig);
+        if (posted != DDL_OK)
+            return posted;
+    }
     const ddl_node_req_t *mine = &c->node.ctrl->slots[in->local_rank].req;
     /* Staged buffers go through in rounds as large as the stage area; when every
      * owner's buffers are shared, one round takes the whole message.  A staged

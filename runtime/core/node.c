@@ -464,7 +464,7 @@ ddl_status_t ddl_node_wait_published(ddl_node_t *n, int first, int count, uint32
 {
     struct published_arg a = {first, count, seq};
     return wait_until(n, published_ready, &a, n->timeout, SPIN_CHECKS, published_describe,
-                      "lane allreduce: waiting for the helpers to take the request");
+                      "lane allreduce: waiting for the helpers to take the last request");
 }
 
 void ddl_node_tell_verdict(ddl_node_t *n, uint32_t seq, ddl_status_t st)

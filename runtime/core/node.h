@@ -167,10 +167,9 @@ ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_
  * local rank: one that published call seq for the MPI path (it was called
  * with a size that goes there), or that has gone on to a later call. */
 ddl_status_t ddl_node_meet(ddl_node_t *n, uint32_t seq, int *split);
-/* Serve mode: an owner that leaves a lane call before any node barrier
- * first waits, with the deadline, until its helpers (local ranks first ..
- * first + count - 1) have published call seq: they have then read its
- * request, which the owner's next call rewrites. */
+/* Serve mode: before an owner rewrites its request it waits, with the
+ * deadline, until its helpers (local ranks first .. first + count - 1) have
+ * published call seq, the last request's: they have then read it. */
 ddl_status_t ddl_node_wait_published(ddl_node_t *n, int first, int count, uint32_t seq);
 /* An owner on the lane path between nodes tells its helpers how the owners'
  * exchange of call seq's signatures ended; a helper waits for it, with the

@@ -4,7 +4,7 @@
  * when its 50 ms sleep slice ends.  A waiting rank calls the node's progress
  * hook (MPI progress) often while the wait lasts, never in one that ends at
  * once.  ddl_poll spins before it naps, except where the last wait at the
- * same place outlasted the spin. */
+ * same place lasted 1 ms or more. */
 #include "config.h"
 
 #include <check.h>
@@ -161,14 +161,14 @@ static int looks_of_wait(int (*step)(void *arg), double ready_s)
  * microsecond here: hundreds of looks), and naps after that, at least 20 us
  * at a time (at most a hundred looks in 2 ms).  The next wait at the same
  * place naps from its start; a wait at another place spins; and once a wait
- * at the place ended within the spin, the next one spins again. */
+ * at the place ended sooner than 1 ms, the next one spins again. */
 #define LONG_WAIT_S 0.002
 #define NAPPING_LOOKS 110 /* 2 ms / 20 us, and a few */
 START_TEST(test_poll_naps_where_waits_were_long)
 {
     (void)looks_of_wait(ready_one, LONG_WAIT_S);
     int napping = looks_of_wait(ready_one, LONG_WAIT_S);
-    ck_assert_msg(napping <= NAPPING_LOOKS, "a wait after one that outlasted the spin looked %d times in %.0f ms: "
+    ck_assert_msg(napping <= NAPPING_LOOKS, "a wait after a long one looked %d times in %.0f ms: "
                   "it spun", napping, LONG_WAIT_S * 1e3);
     int elsewhere = looks_of_wait(ready_two, LONG_WAIT_S);
     ck_assert_msg(elsewhere > NAPPING_LOOKS, "a first wait at another place looked only %d times: it did not spin",
