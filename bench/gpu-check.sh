@@ -68,4 +68,10 @@ timeout 60 env DDL_LANES=2 DDL_GPUS_PER_NODE=2 $MPIRUN -n 4 ./ddl-gpu-bench -n 2
 step "device benchmark: 2 virtual nodes x 1 GPU x 2 lanes, staged lanes"
 timeout 60 env DDL_LANES=2 DDL_NODE_SIZE=2 DDL_GPU_TRANSPORT=staged $MPIRUN -n 4 ./ddl-gpu-bench -n 10 -e 64M \
     < /dev/null 2>&1 | tee "$out/bench-2nodes.txt" | grep -v '^#' | tail -12
+# ddl_allreduce asks the driver where each plain host buffer is on every call
+# (cuPointerGetAttribute): what that costs small host calls here, against the
+# same run's MPI (the user guide's "Host buffers in a CUDA build").
+step "host buffers on the CUDA build: 1 node x 2 GPUs x 1 lane, malloc'd buffers, 8 B - 4 KiB"
+timeout 60 env DDL_LANES=1 DDL_GPUS_PER_NODE=2 $MPIRUN -n 2 ./ddl-bench -B staged -b 8 -e 4K -f 4 -n 2000 \
+    < /dev/null 2>&1 | tee "$out/bench-host-small.txt" | grep -v '^#' | tail -8
 exit $rc

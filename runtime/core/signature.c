@@ -60,6 +60,28 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
         snprintf(buf + n, len - n, ", call %u", (unsigned)s->seq);
 }
 
+/* The owners' exchange compares signatures packed into DDL_SIG_KEY_WORDS
+ * words: the count, the chunk, and the rest in one word (from the lowest
+ * bits: bad, lane_algo, algo, op, dtype, seq).  Every field fits its bits
+ * (below), so different signatures never pack alike, and the last word's
+ * sign bit stays clear for the exchange's mark of a disagreement.  A small
+ * call between nodes then sends 24 bytes of signature where the fields'
+ * maxima and minima took 128, and each step of the exchange compares three
+ * words (test_signature checks the packing). */
+enum { K_COUNT = 0, K_CHUNK = 1, K_REST = 2 };
+#define BAD_BITS 2
+#define LANE_BITS 8
+#define ALGO_BITS 4
+#define OP_BITS 6
+#define DTYPE_BITS 6
+#define BITS(n) ((UINT64_C(1) << (n)) - 1)
+_Static_assert(DDL_SIG_KEY_WORDS == 3, "count, chunk, the rest");
+_Static_assert(BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + 32 < 64, "seq's 32 bits above the rest");
+_Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS, "bad fits");
+_Static_assert(DDL_INTER_COUNT <= 1 << LANE_BITS, "lane_algo fits (on the MPI path: 0 or 1)");
+_Static_assert(DDL_ALGO_COUNT <= 1 << ALGO_BITS, "algo fits");
+_Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_BITS, "op and dtype fit");
+
 /* The mailboxes hold packed signatures (node.h); the key's functions are below. */
 static int same_key(const int64_t *a, const int64_t *b);
 static int same_key_but_bad(const int64_t *a, const int64_t *b);
@@ -90,13 +112,12 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     const int64_t *first = n->ctrl->slots[0].box[seq & 1].key;
     for (int g = 0; g < gpus; g++) {
         const int64_t *other = n->ctrl->slots[g * lanes].box[seq & 1].key;
-        ddl_sig_t b = ddl_sig_from_key(other);
-        if (b.bad == DDL_SIG_BAD_BUFFER)
+        if ((other[K_REST] & BITS(BAD_BITS)) == DDL_SIG_BAD_BUFFER) /* the key's lowest field */
             return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
                             "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
         if (same_key_but_bad(first, other))
             continue;
-        ddl_sig_t a = ddl_sig_from_key(first);
+        ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
         a.bad = b.bad = 0;
         char da[160], db[160];
         ddl_sig_describe(&a, da, sizeof(da));
@@ -108,28 +129,6 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     }
     return DDL_OK;
 }
-
-/* The owners' exchange compares signatures packed into DDL_SIG_KEY_WORDS
- * words: the count, the chunk, and the rest in one word (from the lowest
- * bits: bad, lane_algo, algo, op, dtype, seq).  Every field fits its bits
- * (below), so different signatures never pack alike, and the last word's
- * sign bit stays clear for the exchange's mark of a disagreement.  A small
- * call between nodes then sends 24 bytes of signature where the fields'
- * maxima and minima took 128, and each step of the exchange compares three
- * words (test_signature checks the packing). */
-enum { K_COUNT = 0, K_CHUNK = 1, K_REST = 2 };
-#define BAD_BITS 2
-#define LANE_BITS 8
-#define ALGO_BITS 4
-#define OP_BITS 6
-#define DTYPE_BITS 6
-#define BITS(n) ((UINT64_C(1) << (n)) - 1)
-_Static_assert(DDL_SIG_KEY_WORDS == 3, "count, chunk, the rest");
-_Static_assert(BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + 32 < 64, "seq's 32 bits above the rest");
-_Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS, "bad fits");
-_Static_assert(DDL_INTER_COUNT <= 1 << LANE_BITS, "lane_algo fits (on the MPI path: 0 or 1)");
-_Static_assert(DDL_ALGO_COUNT <= 1 << ALGO_BITS, "algo fits");
-_Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_BITS, "op and dtype fit");
 
 void ddl_sig_key(const ddl_sig_t *s, int64_t *k)
 {

@@ -82,7 +82,7 @@ static ddl_status_t check_same_args(int64_t count, ddl_dtype_t dtype, ddl_redop_
 static ddl_status_t check_heap_room(ddl_comm_t *c, const void *sendbuf, const void *recvbuf, size_t bytes)
 {
     const void *bufs[2] = {sendbuf, recvbuf};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (sendbuf == recvbuf ? 1 : 2); i++) {
         size_t off;
         if (!ddl_comm_heap_offset(c, bufs[i], &off))
             continue; /* not from ddl_malloc */
@@ -95,13 +95,21 @@ static ddl_status_t check_heap_room(ddl_comm_t *c, const void *sendbuf, const vo
     return DDL_OK;
 }
 
+/* A buffer from ddl_malloc is host memory; any other is asked of CUDA, whose
+ * answer costs a driver call (where CUDA is built in) on every call. */
+static int is_device(const ddl_comm_t *c, const void *buf)
+{
+    size_t off;
+    return !ddl_comm_heap_offset(c, buf, &off) && ddl_gpu_is_device(buf);
+}
+
 /* Owners: where the buffers are.  HOST or DEVICE, or AUTO when one is host
  * memory and the other device memory (the call fails on every rank). */
-static ddl_memory_t locate_memory(const void *sendbuf, const void *recvbuf, ddl_memory_t stated)
+static ddl_memory_t locate_memory(const ddl_comm_t *c, const void *sendbuf, const void *recvbuf, ddl_memory_t stated)
 {
     if (stated != DDL_MEM_AUTO)
         return stated;
-    int s = ddl_gpu_is_device(sendbuf), r = ddl_gpu_is_device(recvbuf);
+    int s = is_device(c, sendbuf), r = sendbuf == recvbuf ? s : is_device(c, recvbuf);
     return s != r ? DDL_MEM_AUTO : s ? DDL_MEM_DEVICE : DDL_MEM_HOST;
 }
 
@@ -120,7 +128,7 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
     /* Where the buffers are is asked now, on the caller's thread (its CUDA
      * context); the runner may be the progress thread. */
     if (c->info.role == DDL_ROLE_OWNER && count > 0)
-        call->mem = locate_memory(sendbuf, recvbuf, mem);
+        call->mem = locate_memory(c, sendbuf, recvbuf, mem);
     return DDL_OK;
 }
 

@@ -7,7 +7,19 @@
  * Only one call runs at a time on a communicator (`busy`), on the progress
  * thread or on a caller: a blocking ddl_allreduce with nothing queued runs on
  * its own thread and pays no hand-off; one posted behind queued requests waits
- * its turn like them. */
+ * its turn like them.
+ *
+ * The runner's protocol.  `busy` is taken by compare-and-swap (take_runner)
+ * and given back with a store; the queue and the waits are under the lock.
+ * A blocking call with nothing queued takes and gives back the runner without
+ * the lock (claim_runner, give_back_runner: two locks and two broadcasts
+ * cost about 0.05 us of a small call's 0.1 us of bookkeeping, measured on one
+ * rank).  Who can wait for the runner to become free: the progress thread and
+ * ddl_wait (for a queued request: `queued` > 0) and ddl_engine_drain
+ * (`draining`).  A giver that sees neither wakes nobody; one that does
+ * broadcasts under the lock, which a waiter holds from its look at `busy` until
+ * it sleeps.  busy, queued and draining are sequentially consistent: either the
+ * giver sees the count or flag, or the waiter's look after it sees busy 0. */
 #include "config.h"
 
 #include <signal.h>
@@ -34,13 +46,44 @@ ddl_engine_t *ddl_engine_create(void)
     return e;
 }
 
+/* busy 0 -> 1: 1 when this thread is the runner now. */
+static int take_runner(ddl_engine_t *e)
+{
+    int free_runner = 0;
+    return atomic_compare_exchange_strong(&e->busy, &free_runner, 1);
+}
+
 /* The runner is free again: wake the progress thread (the next request) and
  * the waiters (ddl_wait, ddl_engine_drain).  With the lock held. */
 static void release_runner(ddl_engine_t *e)
 {
-    e->busy = 0;
+    atomic_store(&e->busy, 0);
     pthread_cond_broadcast(&e->completed);
     pthread_cond_broadcast(&e->posted);
+}
+
+/* release_runner without the lock held: the lock only when someone can be
+ * waiting for the runner (the protocol above). */
+static void give_back_runner(ddl_engine_t *e)
+{
+    atomic_store(&e->busy, 0);
+    if (atomic_load(&e->queued) == 0 && atomic_load(&e->draining) == 0)
+        return;
+    pthread_mutex_lock(&e->lock);
+    release_runner(e);
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* A blocking call's runner without the lock: only while nothing is queued
+ * (a request posted before it runs first). */
+static int claim_runner(ddl_engine_t *e)
+{
+    if (atomic_load(&e->queued) != 0 || !take_runner(e))
+        return 0;
+    if (atomic_load(&e->queued) == 0)
+        return 1;
+    give_back_runner(e); /* a request came in between: its turn first */
+    return 0;
 }
 
 /* Run r (popped by the caller, busy set) without the lock, then complete it.
@@ -71,13 +114,14 @@ static void run_locked(ddl_engine_t *e, struct ddl_request *r)
     release_runner(e);
 }
 
+/* The next queued request, for the runner (take_runner succeeded).  With the lock held. */
 static struct ddl_request *pop(ddl_engine_t *e)
 {
     struct ddl_request *r = e->head;
     e->head = r->next;
     if (!e->head)
         e->tail = NULL;
-    e->busy = 1;
+    atomic_fetch_sub(&e->queued, 1);
     return r;
 }
 
@@ -87,11 +131,12 @@ static void *progress_main(void *arg)
     ddl_trace_thread("progress thread");
     pthread_mutex_lock(&e->lock);
     for (;;) {
-        while (!e->stop && (!e->head || e->busy))
-            pthread_cond_wait(&e->posted, &e->lock);
-        if (e->stop && !e->head)
+        if (e->head && take_runner(e))
+            run_locked(e, pop(e));
+        else if (e->stop && !e->head)
             break;
-        run_locked(e, pop(e));
+        else
+            pthread_cond_wait(&e->posted, &e->lock);
     }
     pthread_mutex_unlock(&e->lock);
     return NULL;
@@ -126,7 +171,7 @@ static void start_thread(ddl_engine_t *e)
  * the runner always comes back. */
 static void wait_step(ddl_engine_t *e)
 {
-    if (e->head && !e->busy)
+    if (e->head && take_runner(e))
         run_locked(e, pop(e));
     else
         pthread_cond_wait(&e->completed, &e->lock);
@@ -161,6 +206,7 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
     else
         e->head = r;
     e->tail = r;
+    atomic_fetch_add(&e->queued, 1);
     start_thread(e);
     pthread_cond_signal(&e->posted);
     pthread_mutex_unlock(&e->lock);
@@ -195,17 +241,11 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
     if (st != DDL_OK)
         return st;
     ddl_engine_t *e = c->engine;
-    pthread_mutex_lock(&e->lock);
-    if (!e->head && !e->busy) { /* nothing ahead of it: run here, no hand-off */
-        e->busy = 1;
-        pthread_mutex_unlock(&e->lock);
+    if (claim_runner(e)) { /* nothing ahead of it: run here, no hand-off */
         st = ddl_allreduce_run(&call, c);
-        pthread_mutex_lock(&e->lock);
-        release_runner(e);
-        pthread_mutex_unlock(&e->lock);
+        give_back_runner(e);
         return st;
     }
-    pthread_mutex_unlock(&e->lock);
     if (call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
         return st;
     ddl_request_t *r;
@@ -297,8 +337,9 @@ ddl_status_t ddl_request_free(ddl_request_t *r)
 
 void ddl_engine_drain(ddl_engine_t *e)
 {
+    atomic_store(&e->draining, 1); /* before its look at busy: see give_back_runner */
     pthread_mutex_lock(&e->lock);
-    while (e->head || e->busy) /* queued, or running */
+    while (e->head || atomic_load(&e->busy)) /* queued, or running */
         wait_step(e);
     e->stop = 1;
     pthread_cond_broadcast(&e->posted);

@@ -34,7 +34,12 @@ typedef struct ddl_engine {
     pthread_cond_t posted;    /* a request was queued, or the runner became free */
     pthread_cond_t completed; /* a request completed */
     struct ddl_request *head, *tail;
-    int busy;                 /* a request is running (on the thread or a caller) */
+    /* The runner: 1 while a call runs (on the thread or a caller).  Taken by
+     * compare-and-swap, so that a blocking call with nothing queued takes and
+     * gives it back without the lock (engine.c: the runner's protocol). */
+    _Atomic int busy;
+    _Atomic int queued;       /* requests in the queue (changed under the lock) */
+    _Atomic int draining;     /* ddl_engine_drain waits for the runner */
     int threaded;             /* MPI_THREAD_MULTIPLE: a progress thread carries the requests */
     int thread_on, stop;
     pthread_t thread;

@@ -99,7 +99,10 @@ int ddl_gpu_is_device(const void *p)
         return 0;
     unsigned int type = 0, managed = 0;
     int ok = get_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p) == CUDA_SUCCESS;
-    if (ok && get_attr(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)p) == CUDA_SUCCESS && managed)
+    /* Managed memory goes the host way: asked only where the answer would be
+     * device (a host pointer costs one driver call, not two). */
+    if (ok && type == CU_MEMORYTYPE_DEVICE &&
+        get_attr(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)p) == CUDA_SUCCESS && managed)
         return ddl_gpu_kind_is_device(1, DDL_CUDA_MEM_MANAGED);
     return ddl_gpu_kind_is_device(ok, type == CU_MEMORYTYPE_DEVICE ? DDL_CUDA_MEM_DEVICE : DDL_CUDA_MEM_HOST);
 }

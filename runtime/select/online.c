@@ -12,14 +12,6 @@
 #include "online.h"
 #include "tuning.h"
 
-int ddl_online_class_of(size_t bytes)
-{
-    int k = 0;
-    while (k < DDL_ONLINE_CLASSES - 1 && bytes >> (k + 1))
-        k++;
-    return k;
-}
-
 void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job)
 {
     memset(o, 0, sizeof(*o));

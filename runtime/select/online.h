@@ -112,7 +112,12 @@ typedef enum {
     DDL_ONLINE_FASTER,
 } ddl_online_outcome_t;
 
-int ddl_online_class_of(size_t bytes);
+/* A size's class: log2 of its bytes, rounded down (0 and 1 byte: class 0). */
+static inline int ddl_online_class_of(size_t bytes)
+{
+    _Static_assert(DDL_ONLINE_CLASSES == 8 * sizeof(unsigned long long), "a class per bit of a size");
+    return bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+}
 void ddl_online_init(ddl_online_t *o, const ddl_online_job_t *job);
 /* Does the next call of `bytes` start its class's exploration (so that
  * ddl_online_next needs a true `chunked`)? */

@@ -76,6 +76,21 @@ int main(int argc, char **argv)
                info.local_rank == 0 ? "holds 32768 bytes" : "cannot share"); /* the node names its first bad owner */
         EXPECT(ddl_allreduce(a + 8190, a + 8190, 8, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
                owner ? "holds 8 bytes" : "");
+        /* One owner's buffer too short, the others' fine (the MPI path): the
+         * others learn it from its signature and fail too, their buffers
+         * unwritten, instead of reducing data it never posted. */
+        int short_one = owner && info.owner_rank == 0;
+        float *mine = short_one ? a + 8190 : a;
+        for (int i = 0; owner && !short_one && i < 8; i++)
+            a[i] = -1;
+        EXPECT(ddl_allreduce(mine, mine, 8, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+               short_one ? "holds 8 bytes" : owner ? "passed buffers it cannot use" : "");
+        for (int i = 0; owner && !short_one && i < 8; i++)
+            if (a[i] != -1) {
+                fprintf(stderr, "FAIL: owner %d's buffer was written by a call that failed\n", info.owner_rank);
+                failures++;
+                break;
+            }
         for (int i = 0; i < 8192; i++)
             a[i] = 1;
         EXPECT(ddl_allreduce(a, a, 8192, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_OK, "");

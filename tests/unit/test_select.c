@@ -79,6 +79,7 @@ static int call_all(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds,
 
 START_TEST(test_classes)
 {
+    ck_assert_int_eq(ddl_online_class_of(0), 0);
     ck_assert_int_eq(ddl_online_class_of(1), 0);
     ck_assert_int_eq(ddl_online_class_of(8), 3);
     ck_assert_int_eq(ddl_online_class_of(15), 3);
