@@ -73,7 +73,8 @@ static void usage(FILE *f)
             "  -n, --iters ITERS         timed iterations per size (default 20)\n"
             "  -m, --agg_iters N         collectives per timed iteration; the time is per collective (default 1)\n"
             "  -z, --blocking 0|1        1: blocking calls (default); 0: an iteration's -m collectives are\n"
-            "                            posted (ddl_iallreduce, MPI_Iallreduce), then waited for together\n"
+            "                            posted (ddl_iallreduce, MPI_Iallreduce), then waited for together,\n"
+            "                            with MPI at MPI_THREAD_MULTIPLE (the requests' progress thread)\n"
             "  -w, --warmup_iters ITERS  warm-up iterations per size (default: 5, then more while online\n"
             "                            selection is still timing candidates for the size)\n"
             "  -c, --check 0|1           check results against an independent reference (default 1)\n"
@@ -245,6 +246,7 @@ typedef struct {
     ddl_comm_info_t info;
     MPI_Comm owners;
     int serve;
+    int thread_multiple; /* MPI_THREAD_MULTIPLE: the communicator's requests have a progress thread */
     void *send, *recv;
 } bench_t;
 
@@ -541,6 +543,8 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
     printf("# minBytes %zu maxBytes %zu step: %s warmup iters: %ld%s iters: %ld agg iters: %ld validation: %d "
            "blocking: %d\n", o->sweep.min_bytes, o->sweep.max_bytes, step, o->warmup,
            o->settle ? " (then until the choice is settled)" : "", o->sweep.iters, o->agg, o->check, o->blocking);
+    printf("# MPI thread level: %s\n", b->thread_multiple ? "multiple (requests run on the communicator's progress "
+           "thread)" : o->blocking ? "single" : "below multiple (no progress thread: requests run inside ddl_wait)");
     printf("#\n# Using devices (owners; each GPU's %d lane(s) run on its node)\n", b->info.lanes);
     for (int r = 0; r < b->info.owner_size; r++)
         printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
@@ -754,8 +758,19 @@ int main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    MPI_Init(&argc, &argv);
+    /* Requests (-z 0) need MPI_THREAD_MULTIPLE for the communicator's
+     * progress thread, as ddl_init_mpi asks for them in applications; without
+     * it they would run only inside ddl_wait.  Blocking calls run at MPI_Init's
+     * level (Open MPI's own calls cost more at the higher one).  The baseline
+     * runs at the same level in both cases. */
+    int level = MPI_THREAD_SINGLE;
+    if (o.blocking)
+        MPI_Init(&argc, &argv);
+    else
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+    MPI_Query_thread(&level);
     bench_t b = {0};
+    b.thread_multiple = level == MPI_THREAD_MULTIPLE;
     ddl_config_t cfg;
     ddl_status_t st = ddl_config_init(&cfg);
     if (st == DDL_OK)
