@@ -35,6 +35,7 @@ typedef struct {
     long warmup;
     long agg;     /* -m: collectives per timed iteration (nccl-tests' agg_iters); the time is per collective */
     int blocking; /* -z 1: each collective is a blocking call; 0: an iteration's are posted, then waited for */
+    int thread_multiple; /* --mpi-thread: 1 multiple, 0 single, -1 by -z (0: multiple) */
     int settle; /* -w not given: the warm-up goes on while the size's choice is not settled */
     int check, shared, force;
     average_t average;
@@ -61,6 +62,7 @@ static const char *const dtype_names[] = {"float", "double", "half", "bfloat16",
                                           "int32", "uint32", "int64", "uint64", NULL};
 static const char *const op_names[] = {"sum", "prod", "min", "max", "avg", NULL};
 static const char *const mode_names[] = {"both", "ddl", "mpi", NULL};
+static const char *const thread_names[] = {"single", "multiple", NULL}; /* --mpi-thread */
 
 static void usage(FILE *f)
 {
@@ -75,6 +77,8 @@ static void usage(FILE *f)
             "  -z, --blocking 0|1        1: blocking calls (default); 0: an iteration's -m collectives are\n"
             "                            posted (ddl_iallreduce, MPI_Iallreduce), then waited for together,\n"
             "                            with MPI at MPI_THREAD_MULTIPLE (the requests' progress thread)\n"
+            "      --mpi-thread LEVEL    single or multiple: MPI's thread level (default: single with -z 1,\n"
+            "                            multiple with -z 0), the baseline's too\n"
             "  -w, --warmup_iters ITERS  warm-up iterations per size (default: 5, then more while online\n"
             "                            selection is still timing candidates for the size)\n"
             "  -c, --check 0|1           check results against an independent reference (default 1)\n"
@@ -109,12 +113,12 @@ static int parse_list(const char *arg, const char *const *names, int count, int 
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20, 0}, .warmup = 5, .agg = 1, .blocking = 1, .settle = 1, .check = 1,
+    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20, 0}, .warmup = 5, .agg = 1, .blocking = 1, .thread_multiple = -1, .settle = 1, .check = 1,
                   .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1, .nops = 1,
                   .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
     long v;
-    enum { OPT_FORCE = 256, OPT_MODE };
+    enum { OPT_FORCE = 256, OPT_MODE, OPT_THREAD };
     /* nccl-tests' letters and long names mean what they mean there; the mode
      * has a long name only (nccl-tests' -m is the aggregation count). */
     static const struct option longopts[] = {
@@ -123,7 +127,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         {"datatype", required_argument, 0, 'd'}, {"op", required_argument, 0, 'o'},
         {"average", required_argument, 0, 'a'}, {"agg_iters", required_argument, 0, 'm'},
         {"blocking", required_argument, 0, 'z'}, {"root", required_argument, 0, 'r'},
-        {"mode", required_argument, 0, OPT_MODE}, {"buffers", required_argument, 0, 'B'},
+        {"mode", required_argument, 0, OPT_MODE}, {"mpi-thread", required_argument, 0, OPT_THREAD},
+        {"buffers", required_argument, 0, 'B'},
         {"json", required_argument, 0, 'J'}, {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     static const char shortopts[] = BENCH_SWEEP_SHORTOPTS BENCH_NCCL_SHORTOPTS "w:c:d:o:a:m:z:r:B:J:h";
@@ -160,6 +165,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'z': bad = ddl_parse_long(optarg, 0, 1, &v); o->blocking = (int)v; break;
         case 'r': bad = ddl_parse_long(optarg, 0, 1 << 30, &v); break; /* no root to use */
         case OPT_MODE: bad = ddl_parse_enum(optarg, mode_names, &idx); o->mode = (mode_t_)idx; break;
+        case OPT_THREAD: bad = ddl_parse_enum(optarg, thread_names, &idx); o->thread_multiple = idx; break;
         case 'B':
             bad = strcmp(optarg, "shared") && strcmp(optarg, "staged");
             o->shared = strcmp(optarg, "shared") == 0;
@@ -170,8 +176,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         default: usage(stderr); return -1;
         }
         if (bad && bad != BENCH_OPT_REFUSED) {
-            if (c == OPT_MODE)
-                fprintf(stderr, "ddl-bench: invalid value '%s' for --mode\n", optarg);
+            if (c == OPT_MODE || c == OPT_THREAD)
+                fprintf(stderr, "ddl-bench: invalid value '%s' for --%s\n", optarg, c == OPT_MODE ? "mode" : "mpi-thread");
             else
                 fprintf(stderr, "ddl-bench: invalid value '%s' for -%c\n", optarg, c);
             usage(stderr);
@@ -761,10 +767,12 @@ int main(int argc, char **argv)
     /* Requests (-z 0) need MPI_THREAD_MULTIPLE for the communicator's
      * progress thread, as ddl_init_mpi asks for them in applications; without
      * it they would run only inside ddl_wait.  Blocking calls run at MPI_Init's
-     * level (Open MPI's own calls cost more at the higher one).  The baseline
-     * runs at the same level in both cases. */
+     * level (Open MPI's own calls cost more at the higher one) unless
+     * --mpi-thread says otherwise.  The baseline runs at the same level. */
     int level = MPI_THREAD_SINGLE;
-    if (o.blocking)
+    if (o.thread_multiple < 0)
+        o.thread_multiple = !o.blocking;
+    if (!o.thread_multiple)
         MPI_Init(&argc, &argv);
     else
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);

@@ -68,19 +68,22 @@ else
     pass "bad option rejected"
 fi
 # nccl-tests' options mean what they mean there: -i steps by bytes, -m
-# aggregates (here with -z 0: posted, then waited for), -t/-g/-G with their
+# aggregates (here with -z 0: posted, then waited for, on the progress thread
+# that MPI_THREAD_MULTIPLE gives the communicator), -t/-g/-G with their
 # neutral values and -r are accepted; other values, and -m with a mode, are
 # refused with what to do instead.
 out=$(DDL_NODE_SIZE=2 timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1K -e 4K -i 1K -m 4 -z 0 -n 3 -w 1 \
     -t 1 -g 1 -G 0 -r 0 2>&1)
 rc=$?
 if [ $rc -eq 0 ] && grep -q "step: 1024(bytes) .* agg iters: 4 .* blocking: 0" <<< "$out" &&
+        grep -q "^# MPI thread level: multiple" <<< "$out" &&
         [ "$(grep -cE '^ +(1024|2048|3072|4096) ' <<< "$out")" -eq 4 ] && grep -q '^# Out of bounds values : 0 OK' <<< "$out"; then
-    pass "nccl-tests' -i 1K -m 4 -z 0 -t 1 -g 1 -G 0 -r 0: 4 sizes by 1 KiB, 4 collectives an iteration, checked"
+    pass "nccl-tests' -i 1K -m 4 -z 0 -t 1 -g 1 -G 0 -r 0: 4 sizes by 1 KiB, 4 collectives an iteration, checked, MPI_THREAD_MULTIPLE"
 else
     fail "nccl-tests' options (exit $rc)"; tail -8 <<< "$out"
 fi
-for refused in "-m ddl:--mode ddl" "-g 2:one GPU per process" "-t 8:one thread per process" "-G 1:no CUDA graphs"; do
+for refused in "-m ddl:--mode ddl" "-g 2:one GPU per process" "-t 8:one thread per process" "-G 1:no CUDA graphs" \
+        "--mpi-thread=funneled:invalid value 'funneled' for --mpi-thread"; do
     out=$(timeout 10 "$top_builddir/ddl-bench" ${refused%%:*} 2>&1)
     rc=$?
     [ $rc -eq 2 ] && grep -q -- "${refused#*:}" <<< "$out" && pass "ddl-bench ${refused%%:*}: refused, '${refused#*:}'" ||
