@@ -113,9 +113,9 @@ static int parse_list(const char *arg, const char *const *names, int count, int 
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20, 0}, .warmup = 5, .agg = 1, .blocking = 1, .thread_multiple = -1, .settle = 1, .check = 1,
-                  .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1, .nops = 1,
-                  .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
+    *o = (opts_t){.sweep = {8, 64u << 20, 2, 20, 0}, .warmup = 5, .agg = 1, .blocking = 1, .thread_multiple = -1,
+                  .settle = 1, .check = 1, .shared = 1, .average = AVERAGE_MAX, .mode = MODE_BOTH, .ndtypes = 1,
+                  .nops = 1, .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
     long v;
     enum { OPT_FORCE = 256, OPT_MODE, OPT_THREAD };
@@ -252,7 +252,7 @@ typedef struct {
     ddl_comm_info_t info;
     MPI_Comm owners;
     int serve;
-    int thread_multiple; /* MPI_THREAD_MULTIPLE: the communicator's requests have a progress thread */
+    int mpi_thread; /* MPI_Query_thread's level; at MPI_THREAD_MULTIPLE requests have a progress thread */
     void *send, *recv;
 } bench_t;
 
@@ -549,8 +549,12 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
     printf("# minBytes %zu maxBytes %zu step: %s warmup iters: %ld%s iters: %ld agg iters: %ld validation: %d "
            "blocking: %d\n", o->sweep.min_bytes, o->sweep.max_bytes, step, o->warmup,
            o->settle ? " (then until the choice is settled)" : "", o->sweep.iters, o->agg, o->check, o->blocking);
-    printf("# MPI thread level: %s\n", b->thread_multiple ? "multiple (requests run on the communicator's progress "
-           "thread)" : o->blocking ? "single" : "below multiple (no progress thread: requests run inside ddl_wait)");
+    int multiple = b->mpi_thread == MPI_THREAD_MULTIPLE;
+    printf("# MPI thread level: %s%s\n",
+           multiple ? "multiple" : b->mpi_thread == MPI_THREAD_SERIALIZED ? "serialized"
+           : b->mpi_thread == MPI_THREAD_FUNNELED ? "funneled" : "single",
+           o->blocking ? "" : multiple ? " (requests run on the communicator's progress thread)"
+                                       : " (no progress thread: requests run inside ddl_wait)");
     printf("#\n# Using devices (owners; each GPU's %d lane(s) run on its node)\n", b->info.lanes);
     for (int r = 0; r < b->info.owner_size; r++)
         printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
@@ -778,7 +782,7 @@ int main(int argc, char **argv)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
     MPI_Query_thread(&level);
     bench_t b = {0};
-    b.thread_multiple = level == MPI_THREAD_MULTIPLE;
+    b.mpi_thread = level;
     ddl_config_t cfg;
     ddl_status_t st = ddl_config_init(&cfg);
     if (st == DDL_OK)
