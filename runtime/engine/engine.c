@@ -190,6 +190,23 @@ static ddl_status_t finish(struct ddl_request *r)
     return r->status;
 }
 
+/* A program that initialised MPI below MPI_THREAD_MULTIPLE gets no progress
+ * thread, and its requests run only inside ddl_test and ddl_wait: nothing
+ * moves while it computes.  Said once, by rank 0, at its first request
+ * (ddl-bench ran so, unnoticed, until its header said the level). */
+static void tell_unthreaded(ddl_engine_t *e, const ddl_comm_t *c)
+{
+    if (e->threaded || c->info.rank != 0 || atomic_exchange(&e->told_unthreaded, 1))
+        return;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "ddl_iallreduce: MPI runs at thread level %s, below MPI_THREAD_MULTIPLE, so "
+            "the communicator has no progress thread and requests move only inside ddl_test and ddl_wait; for requests "
+            "that progress while the program computes, initialise MPI with ddl_init_mpi (or MPI_Init_thread with "
+            "MPI_THREAD_MULTIPLE)", level == MPI_THREAD_SERIALIZED ? "serialized" : level == MPI_THREAD_FUNNELED
+                                    ? "funneled" : "single");
+}
+
 static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **out)
 {
     struct ddl_request *r = calloc(1, sizeof(*r));
@@ -224,6 +241,8 @@ ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t c
     ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
     if (st == DDL_OK && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
         return st;
+    if (st == DDL_OK)
+        tell_unthreaded(c->engine, c);
     return st == DDL_OK ? post(&call, c, req) : st;
 }
 

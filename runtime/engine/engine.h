@@ -41,6 +41,7 @@ typedef struct ddl_engine {
     _Atomic int queued;       /* requests in the queue (changed under the lock) */
     _Atomic int draining;     /* ddl_engine_drain waits for the runner */
     int threaded;             /* MPI_THREAD_MULTIPLE: a progress thread carries the requests */
+    _Atomic int told_unthreaded; /* the first request without the thread was logged */
     int thread_on, stop;
     pthread_t thread;
     /* Requests complete in posting order: the last ticket posted and the last

@@ -76,11 +76,22 @@ out=$(DDL_NODE_SIZE=2 timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1K -
     -t 1 -g 1 -G 0 -r 0 2>&1)
 rc=$?
 if [ $rc -eq 0 ] && grep -q "step: 1024(bytes) .* agg iters: 4 .* blocking: 0" <<< "$out" &&
-        grep -q "^# MPI thread level: multiple" <<< "$out" &&
+        grep -q "^# MPI thread level: multiple" <<< "$out" && ! grep -q 'no progress thread' <<< "$out" &&
         [ "$(grep -cE '^ +(1024|2048|3072|4096) ' <<< "$out")" -eq 4 ] && grep -q '^# Out of bounds values : 0 OK' <<< "$out"; then
     pass "nccl-tests' -i 1K -m 4 -z 0 -t 1 -g 1 -G 0 -r 0: 4 sizes by 1 KiB, 4 collectives an iteration, checked, MPI_THREAD_MULTIPLE"
 else
     fail "nccl-tests' options (exit $rc)"; tail -8 <<< "$out"
+fi
+# Requests at a lower thread level have no progress thread: said once (rank
+# 0's first request), with what to do.
+out=$(DDL_NODE_SIZE=2 timeout 60 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1K -e 2K -m 2 -z 0 -n 2 -w 1 \
+    --mpi-thread single 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c 'no progress thread and requests move only inside ddl_test and ddl_wait' <<< "$out")" -eq 1 ] &&
+        grep -q 'initialise MPI with ddl_init_mpi' <<< "$out"; then
+    pass "requests without MPI_THREAD_MULTIPLE: one warning that they have no progress thread, and the remedy"
+else
+    fail "requests without MPI_THREAD_MULTIPLE (exit $rc)"; grep -i 'progress thread\|WARN' <<< "$out" | head -5
 fi
 for refused in "-m ddl:--mode ddl" "-g 2:one GPU per process" "-t 8:one thread per process" "-G 1:no CUDA graphs" \
         "--mpi-thread=funneled:invalid value 'funneled' for --mpi-thread"; do
