@@ -15,7 +15,8 @@
  * the lock (claim_runner, give_back_runner: two locks and two broadcasts
  * cost about 0.05 us of a small call's 0.1 us of bookkeeping, measured on one
  * rank).  Who can wait for the runner to become free: the progress thread and
- * ddl_wait (for a queued request: `queued` > 0) and ddl_engine_drain
+ * the waits (ddl_wait, ddl_test without the thread, ddl_wait_stream's
+ * fallback), all for a queued request (`queued` > 0), and ddl_engine_drain
  * (`draining`).  A giver that sees neither wakes nobody; one that does
  * broadcasts under the lock, which a waiter holds from its look at `busy` until
  * it sleeps.  busy, queued and draining are sequentially consistent: either the
