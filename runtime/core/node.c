@@ -346,6 +346,12 @@ ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target)
     return wait_until(n, count_reached, &a, 0, 0, doorbell_describe, "waiting for the owner's call to end");
 }
 
+/* Has local rank r published call seq (or a later one) in its mailbox? */
+static int has_published(const ddl_node_t *n, int r, uint32_t seq)
+{
+    return (int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[seq & 1].seq, memory_order_acquire) - seq) >= 0;
+}
+
 struct owners_arg {
     int lanes, gpus;
     uint32_t seq;
@@ -355,8 +361,7 @@ static int owners_ready(const ddl_node_t *n, const void *arg)
 {
     const struct owners_arg *a = arg;
     for (int g = 0; g < a->gpus; g++)
-        if ((int32_t)(atomic_load_explicit(&n->ctrl->slots[g * a->lanes].box[a->seq & 1].seq, memory_order_acquire) -
-                      a->seq) < 0)
+        if (!has_published(n, g * a->lanes, a->seq))
             return 0;
     return 1;
 }
@@ -366,7 +371,7 @@ static void owners_describe(const ddl_node_t *n, const void *arg, char *buf, siz
     const struct owners_arg *a = arg;
     size_t o = (size_t)snprintf(buf, len, "the owners of GPUs");
     for (int g = 0; g < a->gpus && o + 24 < len; g++)
-        if ((int32_t)(atomic_load(&n->ctrl->slots[g * a->lanes].box[a->seq & 1].seq) - a->seq) < 0)
+        if (!has_published(n, g * a->lanes, a->seq))
             o += (size_t)snprintf(buf + o, len - o, " %d (rank %d)", g, n->world_of_local[g * a->lanes]);
 }
 
@@ -391,12 +396,6 @@ struct meet_arg {
     uint32_t seq;
     int *split;
 };
-
-/* Has local rank r published call seq (or a later one) in its mailbox? */
-static int has_published(const ddl_node_t *n, int r, uint32_t seq)
-{
-    return (int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[seq & 1].seq, memory_order_acquire) - seq) >= 0;
-}
 
 /* "local ranks 1 (rank 5) ...": those of first .. first + count - 1 that have not published call seq. */
 static void list_unpublished(const ddl_node_t *n, int first, int count, uint32_t seq, char *buf, size_t len)
