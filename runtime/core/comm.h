@@ -55,6 +55,14 @@ struct ddl_comm {
      * both hold heap_lock (ddl_comm_heap_room). */
     pthread_mutex_t heap_lock;
     ddl_heap_t heap;             /* owners: allocations in segs[gpu] */
+    _Atomic uint64_t heap_changes; /* ddl_malloc and ddl_free of the heap so far (counted under heap_lock) */
+    /* The runner's last look-ups of ddl_comm_heap_room (one per buffer of a
+     * call): a repeated call passes the same buffers, and their room stands
+     * while no allocation has come or gone. */
+    struct {
+        uint64_t changes;
+        size_t off, room;
+    } heap_memo[2];
     ddl_private_alloc_t *priv;   /* helpers' ddl_malloc buffers (not shared) */
     size_t npriv, cap_priv;
 
@@ -111,11 +119,19 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
  * when any node called differently. */
 ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call);
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
- * owner's segment (malloc.c). */
-int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off);
+ * owner's segment.  Asked several times on every call: inline. */
+static inline int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off)
+{
+    const ddl_shm_t *seg = &c->segs[c->info.gpu];
+    uintptr_t base = (uintptr_t)seg->base, p = (uintptr_t)buf; /* integers: no pointer past its object */
+    if (p < base + c->set.stage_size || p - base >= seg->size)
+        return 0;
+    *off = (size_t)(p - base);
+    return 1;
+}
 /* Bytes from segment offset off to the end of the ddl_malloc allocation that
  * holds it (0: none), under heap_lock: safe against ddl_malloc and ddl_free on
- * other threads (malloc.c). */
+ * other threads.  For the call's runner only (heap_memo) (malloc.c). */
 size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 /* A wait of this rank ended because a rank of its node failed: DDL_ERR_PEER_FAILED,
  * "<what> abandoned: <that rank's reason>". */

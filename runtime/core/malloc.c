@@ -45,6 +45,7 @@ static ddl_status_t heap_alloc(ddl_comm_t *c, size_t size, void **ptr)
     size_t off, len;
     pthread_mutex_lock(&c->heap_lock);
     ddl_status_t st = ddl_heap_alloc(&c->heap, size, &off, &len);
+    atomic_fetch_add_explicit(&c->heap_changes, 1, memory_order_release);
     pthread_mutex_unlock(&c->heap_lock);
     if (st != DDL_OK)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_malloc: %zu bytes do not fit in the shared heap of %zu bytes; "
@@ -53,6 +54,7 @@ static ddl_status_t heap_alloc(ddl_comm_t *c, size_t size, void **ptr)
     if ((st = ddl_shm_reserve(seg, off, len)) != DDL_OK) {
         pthread_mutex_lock(&c->heap_lock);
         ddl_heap_free(&c->heap, off, &len);
+        atomic_fetch_add_explicit(&c->heap_changes, 1, memory_order_release);
         pthread_mutex_unlock(&c->heap_lock);
         return st;
     }
@@ -105,24 +107,29 @@ ddl_status_t ddl_free(ddl_comm_t *c, void *ptr)
     ddl_shm_release(seg, off, len);
     pthread_mutex_lock(&c->heap_lock);
     ddl_status_t st = ddl_heap_free(&c->heap, off, &len);
+    atomic_fetch_add_explicit(&c->heap_changes, 1, memory_order_release);
     pthread_mutex_unlock(&c->heap_lock);
     return st == DDL_OK ? DDL_OK : ddl_error(DDL_ERR_INVALID_ARG, "ddl_free: %p was freed twice at once", ptr);
 }
 
+/* The memo is the runner's alone (one runner at a time, handed over through
+ * the engine's atomics), so it needs no lock; an allocation that comes or
+ * goes after the count is read is one that the locked look-up would have
+ * missed as well. */
 size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off)
 {
+    uint64_t now = atomic_load_explicit(&c->heap_changes, memory_order_acquire);
+    for (int i = 0; i < 2; i++)
+        if (c->heap_memo[i].room && c->heap_memo[i].changes == now && c->heap_memo[i].off == off)
+            return c->heap_memo[i].room;
     pthread_mutex_lock(&c->heap_lock);
+    now = atomic_load_explicit(&c->heap_changes, memory_order_relaxed);
     size_t room = ddl_heap_room(&c->heap, off);
     pthread_mutex_unlock(&c->heap_lock);
+    /* The older entry goes: a call's two buffers keep both. */
+    int slot = c->heap_memo[0].changes == now && c->heap_memo[0].room ? 1 : 0;
+    c->heap_memo[slot].changes = now;
+    c->heap_memo[slot].off = off;
+    c->heap_memo[slot].room = room;
     return room;
-}
-
-int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off)
-{
-    const ddl_shm_t *seg = &c->segs[c->info.gpu];
-    uintptr_t base = (uintptr_t)seg->base, p = (uintptr_t)buf; /* integers: no pointer past its object */
-    if (p < base + c->set.stage_size || p - base >= seg->size)
-        return 0;
-    *off = (size_t)(p - base);
-    return 1;
 }

@@ -106,6 +106,20 @@ int main(int argc, char **argv)
             }
         ddl_free(comm, next);
         ddl_free(comm, a);
+        /* The room of a repeated call's buffers is remembered while the heap
+         * does not change: a smaller allocation in the same place is known
+         * as such at once. */
+        float *b = NULL;
+        if (ddl_malloc(comm, 1024 * sizeof(float), (void **)&b) != DDL_OK)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (owner && b != a) {
+            fprintf(stderr, "FAIL: a heap freed of all allocations placed the next one elsewhere (%p, not %p)\n",
+                    (void *)b, (void *)a);
+            failures++;
+        }
+        EXPECT(ddl_allreduce(b, b, 8192, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+               info.local_rank == 0 ? "holds 4096 bytes" : "cannot share");
+        ddl_free(comm, b);
     }
     if (owner) {
         void *p;
