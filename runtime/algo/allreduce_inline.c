@@ -17,8 +17,9 @@
 
 int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    size_t most = c->info.nnodes == 1 ? DDL_INLINE_BYTES : call->exchange ? DDL_SIG_EXCHANGE_BYTES
-                                                                             : DDL_SIG_DATA_BYTES;
+    size_t most = c->info.nnodes == 1                       ? DDL_INLINE_BYTES
+                  : call->mpi_form == DDL_MPI_FORM_EXCHANGE ? DDL_SIG_EXCHANGE_BYTES
+                                                            : DDL_SIG_DATA_BYTES;
     return c->set.algo == DDL_ALGO_AUTO && call->mem == DDL_MEM_HOST && bytes <= most;
 }
 

@@ -137,7 +137,7 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
             ddl_inline_post(c, sendbuf, bytes);
         /* Between nodes, where MPI_Allreduce follows the signatures. */
         int after = !one_node && !inline_data && count > 0 && c->info.owner_size > 1;
-        int early = after ? ddl_mpi_early_start(c, call) : 0;
+        int early = after && call->mpi_form != DDL_MPI_FORM_AFTER ? ddl_mpi_early_start(c, call) : 0;
         if (early < 0)
             return ddl_comm_fail(c, ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of %zu elements failed", count));
         ddl_status_t st = call->own_error;

@@ -5,7 +5,7 @@
  * exchange's round between the nodes overlaps the data's instead of coming
  * before it; the result is copied to recvbuf only once the signatures agree.
  * Only where the owners span more than one host as MPI sees it
- * (ddl_mpi_early_init) and up to EARLY_MAX_BYTES: elsewhere MPI_Iallreduce
+ * (ddl_mpi_early_init) and up to DDL_MPI_EARLY_MAX_BYTES: elsewhere MPI_Iallreduce
  * measured slower than the round it saves.
  *
  * Why it is safe: the system MPI must never see owners pass different
@@ -42,13 +42,6 @@ struct ddl_mpi_early {
     size_t cap;
     MPI_Request req;
 };
-
-/* The largest call that starts early.  On the emulated 2 x 2 x 2 cluster
- * (bench/RESULTS.md) an early 64 KiB call took 0.84-0.91x MPI_Allreduce where
- * the signatures' round and then MPI_Allreduce took 0.69-0.70x; from 256 KiB
- * Open MPI's MPI_Iallreduce was slower than its MPI_Allreduce by more than the
- * round (0.63-0.75x against 0.89-0.99x). */
-#define EARLY_MAX_BYTES ((size_t)128 << 10)
 
 ddl_status_t ddl_mpi_early_init(ddl_comm_t *c)
 {
@@ -132,7 +125,7 @@ void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call)
         return;
     e->count = 0;
     size_t bytes = (size_t)call->count * ddl_dtype_size(call->dtype);
-    if (e->off || bytes > EARLY_MAX_BYTES)
+    if (e->off || bytes > DDL_MPI_EARLY_MAX_BYTES)
         return;
     if (e->cap < bytes) {
         free(e->in);

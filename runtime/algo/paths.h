@@ -45,6 +45,14 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n
  * history the next decision reads.  stop, after every call that failed on an
  * owner, whatever its path: no call starts early again. */
 ddl_status_t ddl_mpi_early_init(ddl_comm_t *c); /* at creation: where the owners span hosts */
+/* The largest call that starts early.  On the emulated 2 x 2 x 2 cluster
+ * (bench/RESULTS.md) an early 64 KiB call took 0.84-0.91x MPI_Allreduce where
+ * the signatures' round and then MPI_Allreduce took 0.69-0.70x; from 256 KiB
+ * Open MPI's MPI_Iallreduce was slower than its MPI_Allreduce by more than the
+ * round (0.63-0.75x against 0.89-0.99x).  Below it online selection times
+ * mpi/after beside mpi: where the link, not the round, is what costs, the
+ * MPI_Iallreduce may move twice MPI_Allreduce's bytes. */
+#define DDL_MPI_EARLY_MAX_BYTES ((size_t)128 << 10)
 int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call);
 ddl_status_t ddl_mpi_early_finish(ddl_comm_t *c, ddl_call_t *call, ddl_status_t st);
 void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call);

@@ -31,8 +31,9 @@ typedef struct {
     ddl_call_plan_t plan;   /* this call's algorithms and chunk (node.h); serve-mode helpers copy
                                their owner's */
     const struct ddl_candidate *cand; /* online selection: what this call runs (online.h); else NULL */
-    int exchange;           /* MPI path between nodes: the data rides in the owners' signature
-                               exchange up to DDL_SIG_EXCHANGE_BYTES (mpi/exchange), not 8 KiB */
+    int mpi_form;           /* MPI path between nodes (ddl_mpi_form_t): the data rides in the owners'
+                               signature exchange up to DDL_SIG_EXCHANGE_BYTES (mpi/exchange), not
+                               8 KiB; or MPI_Allreduce never starts early (mpi/after) */
     ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
     uint32_t seq;           /* the call number its signature carries */
     int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */

@@ -21,11 +21,20 @@ typedef enum {
 } ddl_inter_algo_id_t;
 #define DDL_INTER_ALGOS (DDL_INTER_COUNT - 1) /* the rows */
 
+/* The MPI path's forms between nodes, a tuning band's or a candidate's
+ * suffix: "mpi" (the owners' signatures, then MPI_Allreduce; a call that
+ * repeats the last one between hosts starts MPI_Iallreduce before the
+ * signatures agree, algo/mpi_early.c), "mpi/exchange" (the data rides in the
+ * signatures' exchange), "mpi/after" (MPI_Allreduce only once the signatures
+ * agree: never the early start, whose MPI_Iallreduce may move more bytes). */
+typedef enum { DDL_MPI_FORM_PLAIN = 0, DDL_MPI_FORM_EXCHANGE, DDL_MPI_FORM_AFTER, DDL_MPI_FORM_COUNT } ddl_mpi_form_t;
+
 typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
 
 /* Indexed by the ids above, NULL-terminated. */
 extern const char *const ddl_algo_names[];
 extern const char *const ddl_inter_algo_names[];
 extern const char *const ddl_gpu_transport_names[];
+extern const char *const ddl_mpi_form_names[]; /* the suffix after "mpi/"; "" for the plain form */
 
 #endif

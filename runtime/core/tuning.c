@@ -42,10 +42,13 @@ static int parse_algo(const char *word, ddl_band_t *b)
         return -1;
     b->algo = idx;
     b->lane_algo = 0;
-    b->exchange = 0;
+    b->mpi_form = DDL_MPI_FORM_PLAIN;
     if (slash && idx == DDL_ALGO_MPI) {
-        b->exchange = 1;
-        return strcmp(slash + 1, "exchange") == 0 ? 0 : -1;
+        int form;
+        if (ddl_parse_enum(slash + 1, ddl_mpi_form_names, &form) != 0 || form == DDL_MPI_FORM_PLAIN)
+            return -1;
+        b->mpi_form = form;
+        return 0;
     }
     if (slash) {
         if (idx != DDL_ALGO_LANE || ddl_parse_enum(slash + 1, ddl_inter_algo_names, &idx) != 0 || idx == 0)
@@ -119,7 +122,7 @@ static const struct {
     {DDL_TUNING_LINK, "link", "link DIM latency_us=NUMBER mbytes_per_s=NUMBER",
      "link %d latency_us=%.1f mbytes_per_s=%.1f\n", parse_link},
     {DDL_TUNING_REDUCE, "reduce", "reduce mbytes_per_s=NUMBER", "reduce mbytes_per_s=%.0f\n", parse_reduce},
-    {DDL_TUNING_BAND, NULL, "MIN-MAX ALGO[/LANE_ALGO|/exchange] [chunk=SIZE] [dims=ALGO,...]", "%s-%s %s%s\n",
+    {DDL_TUNING_BAND, NULL, "MIN-MAX ALGO[/LANE_ALGO|/exchange|/after] [chunk=SIZE] [dims=ALGO,...]", "%s-%s %s%s\n",
      parse_band},
 };
 enum { NKINDS = sizeof(line_kinds) / sizeof(line_kinds[0]) };
@@ -160,8 +163,8 @@ static ddl_status_t parse_band(char **words, int nw, ddl_tuning_t *t, int lineno
         return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not a size range such as 64K-16M or 16M-inf", lineno,
                         words[0]);
     if (nw < 2 || parse_algo(words[1], b) != 0)
-        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not an algorithm (mpi, mpi/exchange, lane, lane/ring, "
-                        "lane/rd, lane/rab, multiring)", lineno, nw < 2 ? "" : words[1]);
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not an algorithm (mpi, mpi/exchange, mpi/after, lane, "
+                        "lane/ring, lane/rd, lane/rab, multiring)", lineno, nw < 2 ? "" : words[1]);
     for (int i = 2; i < nw; i++) {
         if (strncmp(words[i], "chunk=", 6) == 0) {
             if (ddl_parse_size(words[i] + 6, &b->chunk) != 0 || b->chunk < 4096)
@@ -292,7 +295,7 @@ uint64_t ddl_tuning_digest(const ddl_tuning_t *t)
     for (int i = 0; i < t->nbands; i++) {
         const ddl_band_t *b = &t->bands[i];
         uint64_t v[7] = {b->min,  b->max,           (uint64_t)b->algo, (uint64_t)b->lane_algo,
-                         b->chunk, (uint64_t)b->ndims, (uint64_t)b->exchange};
+                         b->chunk, (uint64_t)b->ndims, (uint64_t)b->mpi_form};
         for (int k = 0; k < 7; k++)
             h = (h ^ v[k]) * 0x100000001b3ull;
         for (int d = 1; d <= b->ndims; d++)

@@ -3,13 +3,15 @@
  * measured them on an allocation.  One band a line:
  *
  *     # comment
- *     0-64K       mpi
- *     64K-16M     lane/ring  chunk=512K
- *     16M-inf     lane/rab   chunk=1M
+ *     0-8K        mpi
  *     8K-64K      mpi/exchange
- *     1M-inf      multiring  dims=ring,rd
+ *     64K-128K    mpi/after
+ *     128K-16M    lane/ring  chunk=512K
+ *     16M-inf     lane/rab   chunk=1M
  *     link 0      latency_us=48.5  mbytes_per_s=117.2
  *     reduce      mbytes_per_s=2650
+ *
+ * (or, with the multiring, a band such as `1M-inf multiring dims=ring,rd`).
  *
  * Bands are [min, max) in bytes, in order, without overlap; sizes outside every
  * band use the defaults (DDL_ALGO, DDL_LANE_ALGO, DDL_CHUNK_SIZE).  dims= gives
@@ -58,8 +60,9 @@ typedef struct {
     size_t min, max;  /* max == SIZE_MAX: no upper end */
     int algo;         /* ddl_algo_id_t */
     int lane_algo;    /* ddl_inter_algo_id_t; AUTO when not given */
-    int exchange;     /* mpi/exchange: between nodes the data rides in the owners' signature
-                       * exchange (up to 63 KiB; larger sizes take MPI_Allreduce after it) */
+    int mpi_form;     /* ddl_mpi_form_t: mpi, mpi/exchange (between nodes the data rides in the
+                       * owners' signature exchange up to 63 KiB; larger sizes take
+                       * MPI_Allreduce after it), mpi/after (never started early) */
     size_t chunk;     /* 0 when not given */
     int ndims;        /* dims= entries given (multiring); 0 when not given */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* [1..ndims]: ddl_dim_algo_t */

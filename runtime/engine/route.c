@@ -81,6 +81,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .drift = c->set.select_drift / 100.0,
         .exchange_min = DDL_SIG_DATA_BYTES,
         .exchange_max = DDL_SIG_EXCHANGE_BYTES,
+        .early_max = ddl_comm_one_host(c) ? 0 : DDL_MPI_EARLY_MAX_BYTES, /* as ddl_mpi_early_init */
         .mpi_first = c->helper_mode == DDL_HELPERS_SERVE || c->info.lanes == 1,
         .one_host = ddl_comm_one_host(c),
         /* The grid's node dimensions; a band's dims= fixes them instead. */
@@ -135,13 +136,13 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char
 ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
 {
     call->cand = NULL;
-    call->exchange = 0;
+    call->mpi_form = DDL_MPI_FORM_PLAIN;
     const ddl_band_t *band;
     ddl_algo_id_t algo;
     const char *why;
     if (fixed_rule(c, bytes, &band, &algo, &why)) {
         if (band)
-            call->exchange = band->exchange;
+            call->mpi_form = band->mpi_form;
         else
             announce(c, algo, bytes, why);
         return algo;
@@ -160,7 +161,7 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
         chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
     }
     call->cand = ddl_online_next(c->online, bytes, chunked);
-    call->exchange = call->cand->exchange;
+    call->mpi_form = call->cand->mpi_form;
     return (ddl_algo_id_t)call->cand->algo;
 }
 
@@ -177,7 +178,7 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
         ddl_candidate_t as = {.algo = algo};
         if (band) {
             as.lane_algo = band->lane_algo;
-            as.exchange = band->exchange;
+            as.mpi_form = band->mpi_form;
             as.ndims = band->ndims;
             memcpy(as.dim_algo, band->dim_algo, sizeof(as.dim_algo));
         }

@@ -19,8 +19,8 @@ ddl_status_t ddl_select_init(struct ddl_comm *c);
 /* Is online selection on (DDL_SELECT=online and DDL_ALGO not mpi)? */
 int ddl_select_online(const struct ddl_comm *c);
 /* The algorithm of call, of `bytes`; under online selection call->cand is
- * the candidate it runs, else NULL (call->exchange: the MPI path's data may
- * ride in the signatures' exchange). */
+ * the candidate it runs, else NULL (call->mpi_form: the MPI path's form,
+ * ddl_mpi_form_t). */
 ddl_algo_id_t ddl_select_algo(struct ddl_comm *c, ddl_call_t *call, size_t bytes);
 /* Should call be timed for the selection? */
 int ddl_select_wants_time(const struct ddl_comm *c, const ddl_call_t *call, size_t bytes);

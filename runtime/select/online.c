@@ -47,6 +47,14 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
     return job->nnodes > 1 && top > job->exchange_min && bottom <= job->exchange_max;
 }
 
+/* Some of the class's sizes go past what the signatures' exchange carries
+ * by default, and its smallest may start early on the MPI path. */
+static int early_class(const ddl_online_job_t *job, int cls)
+{
+    size_t bottom = (size_t)1 << cls, top = ((size_t)2 << cls) - 1;
+    return job->nnodes > 1 && top > job->exchange_min && bottom <= job->early_max;
+}
+
 /* Each candidate's rounds.  Exploring keeps each candidate's best round, and
  * the best of many candidates whose times are alike (the lanes' algorithms
  * and chunks) is lower than the best of one with as many rounds: on a noisy
@@ -88,7 +96,8 @@ static int rounds_of(const ddl_online_class_t *k, int i)
  * the lanes with the model's choices (with a grid: the multiring, then each
  * lane algorithm when they are candidates too: each row of inter_algos.def
  * that is one on this many nodes); the system MPI (and, for
- * messages it could carry, the owners' exchange with the data); half and
+ * messages it could carry, the owners' exchange with the data; where a
+ * repeated call may start early, the MPI path without that); half and
  * twice the chunk.  While the class decides the multiring's dimensions
  * (job->dims), only ring and rd along the dimension of this stage. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
@@ -115,7 +124,9 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         if (job->with_mpi)
             add(k, job, DDL_ALGO_MPI, 0, 0);
         if (job->with_mpi && exchange_class(job, cls))
-            add(k, job, DDL_ALGO_MPI, 0, 0)->exchange = 1;
+            add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_EXCHANGE;
+        if (job->with_mpi && early_class(job, cls))
+            add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_AFTER;
         if (job->chunks && several && chunked) {
             add(k, job, job->path, 0, -1);
             add(k, job, job->path, 0, 1);
@@ -284,15 +295,15 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
 }
 
 /* The candidate as a tuning file's band names it: "mpi", "mpi/exchange",
- * "lane/ring", "multiring" ...; returns snprintf's count. */
+ * "mpi/after", "lane/ring", "multiring" ...; returns snprintf's count. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
 {
     char dims[8 + 3 * DDL_GRID_MAX_DIMS] = "";
     for (int d = 1, n = 0; d <= c->ndims && d < DDL_GRID_MAX_DIMS; d++)
         n += snprintf(dims + n, sizeof(dims) - (size_t)n, "%s%s", d == 1 ? " dims=" : ",",
                       ddl_dim_algo_names[c->dim_algo[d]]);
-    return snprintf(buf, len, "%s%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
-                    c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->exchange ? "/exchange" : "", dims);
+    return snprintf(buf, len, "%s%s%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
+                    c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->mpi_form ? "/" : "", ddl_mpi_form_names[c->mpi_form], dims);
 }
 
 void ddl_candidate_describe(const ddl_candidate_t *c, size_t chunk, char *buf, size_t len)
@@ -322,7 +333,7 @@ const char *ddl_online_timings(const ddl_online_class_t *k, char *buf, size_t le
 static int same_choice(const ddl_online_class_t *a, const ddl_online_class_t *b)
 {
     const ddl_candidate_t *x = &a->cand[a->chosen], *y = &b->cand[b->chosen];
-    return x->algo == y->algo && x->lane_algo == y->lane_algo && x->exchange == y->exchange &&
+    return x->algo == y->algo && x->lane_algo == y->lane_algo && x->mpi_form == y->mpi_form &&
            x->ndims == y->ndims && memcmp(x->dim_algo, y->dim_algo, sizeof(x->dim_algo)) == 0 &&
            a->chunk[a->chosen] == b->chunk[b->chosen];
 }

@@ -31,9 +31,9 @@
 #include "grid.h"
 
 #define DDL_ONLINE_CLASSES 64
-/* The multiring, each lane algorithm, the MPI path and its exchange, half
- * and twice the chunk. */
-#define DDL_ONLINE_MAX_CANDIDATES (DDL_INTER_ALGOS + 5)
+/* The multiring, each lane algorithm, the MPI path, its exchange and its
+ * form without the early start, half and twice the chunk. */
+#define DDL_ONLINE_MAX_CANDIDATES (DDL_INTER_ALGOS + 6)
 #define DDL_ONLINE_RECENT 8            /* a decided class's last times, for the drift check */
 #define DDL_ONLINE_CHECK_SECONDS 0.05  /* a decided class is checked after about this much of its calls */
 #define DDL_ONLINE_MIN_WINDOW 16       /* ... and after no fewer calls than this */
@@ -42,7 +42,7 @@ typedef struct ddl_candidate {
     int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */
     int lane_algo;   /* ddl_inter_algo_id_t; AUTO: DDL_LANE_ALGO (the model per chunk when auto) */
     int chunk_shift; /* the chunk: the model's times 2^chunk_shift (-1, 0 or 1) */
-    int exchange;    /* MPI: the data rides in the owners' signature exchange (mpi/exchange) */
+    int mpi_form;    /* MPI: ddl_mpi_form_t (mpi, mpi/exchange, mpi/after) */
     int ndims;       /* multiring: dim_algo[1..ndims] are fixed (DDL_EXPLORE); 0: the model per chunk */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* ddl_dim_algo_t */
 } ddl_candidate_t;
@@ -61,6 +61,10 @@ typedef struct {
      * owners' signature exchange, and can carry them up to exchange_max
      * (mpi/exchange, a candidate of the classes between; 0: none). */
     size_t exchange_min, exchange_max;
+    /* Between hosts a repeated call on the MPI path up to early_max bytes
+     * starts early (algo/mpi_early.c): mpi/after, without it, is a candidate
+     * of the classes above exchange_min that reach below it (0: none). */
+    size_t early_max;
     /* Time the MPI path's candidates first (visiting order, online.c): where
      * every caller is an owner (serve mode), so that the MPI path checks every
      * caller's arguments.  In collective mode a class's first call takes the
@@ -137,7 +141,7 @@ int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chu
 /* With the agreed numbers of the last observe: the decision, or the drift check's outcome. */
 ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed);
 /* A candidate's name as a tuning file's band gives it: "mpi", "mpi/exchange",
- * "lane/ring", "lane", "multiring dims=rd,ring"; snprintf's return. */
+ * "mpi/after", "lane/ring", "lane", "multiring dims=rd,ring"; snprintf's return. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len);
 /* The name with the chunk, when it has one (0: none): "mpi", "lane/ring",
  * "lane chunk=128K", "multiring chunk=1M" ... */

@@ -101,6 +101,18 @@ if out=$(DDL_SELECT=model DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 --gpus-
 else
     fail "mismatches between emulated hosts"; echo "$out" | grep -v "^ " | tail -8
 fi
+# The same with a band of mpi/after (online selection's candidate without the
+# early start): the medium calls wait for the signatures, and stay right.
+after_band=$DDL_CLUSTER_DIR/after.conf
+echo "8K-256K mpi/after" > "$after_band"
+if out=$(DDL_TUNING_FILE=$after_band DDL_SELECT=model DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 \
+        --gpus-per-node=2 --ddl-lanes=1 "$top_builddir/tests/mpi/ddl-test-mismatch" 2>&1) &&
+        grep -q ", 0 failures" <<< "$out" && grep -q "skipped medium call after repeats, call 1: " <<< "$out" &&
+        ! grep -q "started before the check" <<< "$out"; then
+    pass "mpi/after between emulated hosts: no early start, mismatches found"
+else
+    fail "mpi/after between emulated hosts"; echo "$out" | grep -v "^ " | tail -8
+fi
 "$emu" stop > /dev/null 2>&1
 # Every process's sends capped too (the lanes' reason to exist): 4
 # sub-interfaces per node and rail at 250 Mbit/s, every task through

@@ -152,16 +152,19 @@ START_TEST(test_tuning_file)
                      "16M-1G lane/rab\n2G-inf lane chunk=1M\n";
     ck_assert_msg(ddl_tuning_parse(ok, &t) == 0, "%s", err);
     ck_assert_int_eq(t.nbands, 5);
-    ck_assert(t.bands[1].algo == 1 && t.bands[1].exchange && !t.bands[0].exchange);
+    ck_assert(t.bands[1].algo == 1 && t.bands[1].mpi_form == DDL_MPI_FORM_EXCHANGE &&
+              t.bands[0].mpi_form == DDL_MPI_FORM_PLAIN);
     ck_assert_uint_eq(t.bands[2].min, 65536);
     ck_assert_uint_eq(t.bands[2].chunk, 512 * 1024);
     ck_assert_int_eq(t.bands[3].lane_algo, 3); /* rab */
     ck_assert_uint_eq(t.bands[4].max, SIZE_MAX);
     ck_assert_int_eq(ddl_tuning_find(&t, 100)->algo, 1); /* mpi */
-    ck_assert_int_eq(ddl_tuning_find(&t, 10000)->exchange, 1);
+    ck_assert_int_eq(ddl_tuning_find(&t, 10000)->mpi_form, DDL_MPI_FORM_EXCHANGE);
     ck_assert_int_eq(ddl_tuning_find(&t, 65536)->lane_algo, 1);
     ck_assert_ptr_null(ddl_tuning_find(&t, (size_t)1 << 30)); /* the gap 1G-2G */
     ck_assert_ptr_nonnull(ddl_tuning_find(&t, (size_t)3 << 30));
+    ck_assert_msg(ddl_tuning_parse("8K-128K mpi/after\n", &t) == 0, "%s", err);
+    ck_assert(t.bands[0].algo == 1 && t.bands[0].mpi_form == DDL_MPI_FORM_AFTER);
     struct {
         const char *text, *msg;
     } bad[] = {
@@ -169,6 +172,8 @@ START_TEST(test_tuning_file)
         {"0-64K fastest\n", "line 1: 'fastest' is not an algorithm"},
         {"0-64K mpi/ring\n", "line 1: 'mpi/ring' is not an algorithm"},
         {"0-64K lane/exchange\n", "line 1: 'lane/exchange' is not an algorithm"},
+        {"0-64K lane/after\n", "line 1: 'lane/after' is not an algorithm"},
+        {"0-64K mpi/\n", "line 1: 'mpi/' is not an algorithm"},
         {"64K mpi\n", "line 1: '64K' is not a size range"},
         {"1M-64K mpi\n", "line 1: '1M-64K' is not a size range"},
         {"# a\n0-1M mpi\n512K-2M lane\n", "line 3: the band starts below the end of the previous one"},

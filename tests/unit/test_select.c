@@ -29,7 +29,7 @@ static const ddl_online_job_t two_nodes = {.nnodes = 2,
 static int same(const ddl_candidate_t *a, const ddl_candidate_t *b)
 {
     return a->algo == b->algo && a->lane_algo == b->lane_algo && a->chunk_shift == b->chunk_shift &&
-           a->exchange == b->exchange && a->ndims == b->ndims && memcmp(a->dim_algo, b->dim_algo, sizeof(a->dim_algo)) == 0;
+           a->mpi_form == b->mpi_form && a->ndims == b->ndims && memcmp(a->dim_algo, b->dim_algo, sizeof(a->dim_algo)) == 0;
 }
 
 /* The multiring's best algorithm along each node dimension, for cost(): each
@@ -148,13 +148,36 @@ START_TEST(test_candidates)
         k = &o.cls[cls];
         int with = cls >= 13 && cls <= 15;
         ck_assert_int_eq(k->ncand, 3 + with);
-        ck_assert(k->cand[2].algo == DDL_ALGO_MPI && !k->cand[2].exchange);
+        ck_assert(k->cand[2].algo == DDL_ALGO_MPI && k->cand[2].mpi_form == DDL_MPI_FORM_PLAIN);
         if (with)
-            ck_assert(k->cand[3].algo == DDL_ALGO_MPI && k->cand[3].exchange);
+            ck_assert(k->cand[3].algo == DDL_ALGO_MPI && k->cand[3].mpi_form == DDL_MPI_FORM_EXCHANGE);
     }
     char name[64];
     ddl_online_describe(&o.cls[14], 3, name, sizeof(name));
     ck_assert_str_eq(name, "mpi/exchange");
+    /* Between hosts, where a repeated call on the MPI path up to 128 KiB
+     * starts early, the classes above what the signatures carry by default
+     * (8 KiB) that reach down to 128 KiB also time the MPI path without the
+     * early start, last of the MPI path's candidates; on one host, none. */
+    job = two_nodes;
+    job.early_max = (size_t)128 << 10;
+    ddl_online_init(&o, &job);
+    for (int cls = 10; cls <= 19; cls++) {
+        ddl_online_next(&o, (size_t)1 << cls, 0);
+        k = &o.cls[cls];
+        int with_exchange = cls >= 13 && cls <= 15, with_after = cls >= 13 && cls <= 17;
+        ck_assert_int_eq(k->ncand, 3 + with_exchange + with_after);
+        if (with_after) {
+            const ddl_candidate_t *after = &k->cand[3 + with_exchange];
+            ck_assert(after->algo == DDL_ALGO_MPI && after->mpi_form == DDL_MPI_FORM_AFTER);
+            ddl_online_describe(k, 3 + with_exchange, name, sizeof(name));
+            ck_assert_str_eq(name, "mpi/after");
+        }
+    }
+    job.early_max = 0;
+    ddl_online_init(&o, &job);
+    ddl_online_next(&o, (size_t)1 << 16, 0);
+    ck_assert_int_eq(o.cls[16].ncand, 3);
     /* The order of the exploring calls: the MPI path's candidates first, all
      * rounds of each in a row (a lane call just before would leave the helpers
      * spinning into them), then the lane algorithms in turn. */
@@ -166,7 +189,7 @@ START_TEST(test_candidates)
     for (int call = 0; call < 20; call++) {
         const ddl_candidate_t *c = ddl_online_next(&o, 1 << 14, 0);
         if (call < 10)
-            ck_assert(c->algo == DDL_ALGO_MPI && c->exchange == (call >= 5));
+            ck_assert(c->algo == DDL_ALGO_MPI && (c->mpi_form == DDL_MPI_FORM_EXCHANGE) == (call >= 5));
         else
             ck_assert(c->algo == DDL_ALGO_LANE && c->lane_algo == (call % 2 ? DDL_INTER_RD : DDL_INTER_RING));
         ck_assert_int_eq(ddl_online_observe(&o, 1 << 14, 1e-6 * (call + 1), 0, v), call == 19 ? 4 : 0);
@@ -470,7 +493,7 @@ START_TEST(test_save_reload)
             ck_assert_ptr_nonnull(b);
             ck_assert_int_eq(b->algo, c->algo);
             ck_assert_int_eq(b->lane_algo, c->lane_algo);
-            ck_assert_int_eq(b->exchange, c->exchange);
+            ck_assert_int_eq(b->mpi_form, c->mpi_form);
             ck_assert_uint_eq(b->chunk, c->algo == DDL_ALGO_MPI ? 0 : k->chunk[k->chosen]);
         }
     }
