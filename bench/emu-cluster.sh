@@ -17,6 +17,11 @@
 #                                  bench/emu-inject.sh points a task at its own, and
 #                                  helper lanes run the job's command (helpers=app)
 #                                  so that they go through it too
+#   DDL_EMU_BURST=SIZE (with start)    every cap's burst (default 256kb): what a link
+#                                  that was idle lets through above RATE; a message
+#                                  up to it crosses faster than the wire would carry
+#                                  it, which favours whatever sends more bytes (32kb:
+#                                  close to a real link's serialisation)
 #   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
@@ -30,6 +35,7 @@ export DDL_CLUSTER_NETNS=$prefix
 state=$DDL_CLUSTER_DIR.net
 inj=${DDL_EMU_INJ:-}
 procs=${DDL_EMU_PROCS:-16}
+burst=${DDL_EMU_BURST:-256kb}
 
 die() { echo "emu-cluster: $*" >&2; exit 1; }
 
@@ -43,9 +49,9 @@ die() { echo "emu-cluster: $*" >&2; exit 1; }
 per_process() {
     local ns=$1 n=$2 k=$3 rate=$4 inj=$5 rails=$6 t j class
     tc -n "$ns" qdisc add dev "rail$k" root handle 1: htb default 1ff
-    tc -n "$ns" class add dev "rail$k" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" burst 256kb cburst 256kb \
+    tc -n "$ns" class add dev "rail$k" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" burst "$burst" cburst "$burst" \
         quantum 60000
-    tc -n "$ns" class add dev "rail$k" parent 1:1 classid 1:1ff htb rate "$rate" ceil "$rate" burst 256kb cburst 256kb \
+    tc -n "$ns" class add dev "rail$k" parent 1:1 classid 1:1ff htb rate "$rate" ceil "$rate" burst "$burst" cburst "$burst" \
         quantum 60000
     for t in $(seq 0 $((procs - 1))); do
         ip -n "$ns" link add "rail${k}p$t" link "rail$k" type macvlan mode bridge
@@ -76,8 +82,8 @@ make_net() {
             ip -n "$prefix-hub" link add "up${k}a" type veth peer name "up${k}b"
             ip -n "$prefix-hub" link set "up${k}a" master "rail$k" up
             ip -n "$prefix-hub" link set "up${k}b" master "rail${k}b" up
-            tc -n "$prefix-hub" qdisc add dev "up${k}a" root tbf rate "$uplink" burst 256kb latency 50ms
-            tc -n "$prefix-hub" qdisc add dev "up${k}b" root tbf rate "$uplink" burst 256kb latency 50ms
+            tc -n "$prefix-hub" qdisc add dev "up${k}a" root tbf rate "$uplink" burst "$burst" latency 50ms
+            tc -n "$prefix-hub" qdisc add dev "up${k}b" root tbf rate "$uplink" burst "$burst" latency 50ms
         fi
     done
     for n in $(seq 1 "$nodes"); do
@@ -94,9 +100,9 @@ make_net() {
             if [ -n "$inj" ]; then
                 per_process "$prefix-n$n" "$n" "$k" "$rate" "$inj" "$rails"
             else
-                tc -n "$prefix-n$n" qdisc add dev "rail$k" root tbf rate "$rate" burst 256kb latency 50ms
+                tc -n "$prefix-n$n" qdisc add dev "rail$k" root tbf rate "$rate" burst "$burst" latency 50ms
             fi
-            tc -n "$prefix-hub" qdisc add dev "h$n-$k" root tbf rate "$rate" burst 256kb latency 50ms
+            tc -n "$prefix-hub" qdisc add dev "h$n-$k" root tbf rate "$rate" burst "$burst" latency 50ms
         done
     done
     echo "$nodes $rails $rate $racks $uplink" > "$state"
