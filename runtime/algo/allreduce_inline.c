@@ -23,6 +23,19 @@ int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
     return c->set.algo == DDL_ALGO_AUTO && call->mem == DDL_MEM_HOST && bytes <= most;
 }
 
+int ddl_halves_owners(const ddl_comm_t *c)
+{
+    /* From the layout, the same on every rank (a helper has no owner_size). */
+    int owners = c->info.nnodes * c->info.gpus_per_node;
+    return c->info.nnodes > 1 && (owners & (owners - 1)) == 0;
+}
+
+int ddl_halves_fit(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
+{
+    return call->mpi_form == DDL_MPI_FORM_HALVES && call->mem == DDL_MEM_HOST && ddl_halves_owners(c) && bytes > 0 &&
+           bytes <= DDL_SIG_HALVES_BYTES;
+}
+
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes)
 {
     memcpy(c->node.ctrl->slots[c->info.local_rank].box[c->seq & 1].data, sendbuf, bytes);

@@ -72,11 +72,12 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
  * owner there.  Between nodes the owners' exchange of signatures carries them
  * (ddl_comm_owners_agree), and with them the data of messages up to
  * DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online selection chose
- * mpi/exchange (inline_data): then that exchange is the whole call, its result
- * in recvbuf.  An owner of a lane call meets the MPI path's owners in the
+ * mpi/exchange (data_form 1), or up to DDL_SIG_HALVES_BYTES in halves with
+ * mpi/halves (data_form DDL_SIG_HALVES): then that exchange is the whole call,
+ * its result in recvbuf.  An owner of a lane call meets the MPI path's owners in the
  * same places (ddl_allreduce_lane), so ranks that chose different paths find
  * that out here too. */
-static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_data, int early, ddl_comm_t *c)
+static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form, int early, ddl_comm_t *c)
 {
     /* An owner that cannot use its buffers still takes part, so that the
      * others fail the call with it instead of waiting for it. */
@@ -84,7 +85,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_da
     ddl_dtype_t dtype = call->dtype;
     ddl_redop_t op = call->op;
     void *recvbuf = call->recvbuf;
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, inline_data, (uint64_t)early, c->seq,
+    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, data_form, (uint64_t)early, c->seq,
                      call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
     char mine[512]; /* not zeroed: this runs on every small call, and 512 bytes cost there */
     if (call->own_error != DDL_OK) /* its reason, kept across the exchange */
@@ -100,8 +101,8 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int inline_da
     } else {
         if (c->info.local_size > 1) /* for the node's ranks of a lane call, if any */
             ddl_node_publish(&c->node, &sig, c->seq, 0);
-        st = ddl_comm_owners_agree(c, &sig, inline_data ? call->sendbuf : NULL, inline_data ? recvbuf : NULL, 0);
-        if (st == DDL_OK && inline_data && op == DDL_REDOP_AVG)
+        st = ddl_comm_owners_agree(c, &sig, data_form ? call->sendbuf : NULL, data_form ? recvbuf : NULL, 0);
+        if (st == DDL_OK && data_form && op == DDL_REDOP_AVG)
             ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
     }
     if (call->own_error != DDL_OK) {
@@ -132,22 +133,23 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
     if (c->info.role == DDL_ROLE_OWNER) {
         size_t bytes = count * ddl_dtype_size(dtype);
         int inline_data = call->own_error == DDL_OK && ddl_inline_fits(c, call, bytes);
+        int halves = !inline_data && call->own_error == DDL_OK && ddl_halves_fit(c, call, bytes);
         int one_node = c->info.nnodes == 1;
         if (inline_data && one_node)
             ddl_inline_post(c, sendbuf, bytes);
         /* Between nodes, where MPI_Allreduce follows the signatures. */
-        int after = !one_node && !inline_data && count > 0 && c->info.owner_size > 1;
+        int after = !one_node && !inline_data && !halves && count > 0 && c->info.owner_size > 1;
         int early = after && call->mpi_form != DDL_MPI_FORM_AFTER ? ddl_mpi_early_start(c, call) : 0;
         if (early < 0)
             return ddl_comm_fail(c, ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of %zu elements failed", count));
         ddl_status_t st = call->own_error;
         if (c->info.owner_size > 1)
-            st = check_owner_signatures(call, inline_data, early, c);
+            st = check_owner_signatures(call, halves ? DDL_SIG_HALVES : inline_data, early, c);
         if (early)
             return ddl_mpi_early_finish(c, call, st);
         if (st == DDL_OK && inline_data && one_node)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
-        else if (st == DDL_OK && !inline_data && count > 0)
+        else if (st == DDL_OK && !inline_data && !halves && count > 0)
             st = system_mpi(call, c);
         if (after && st == DDL_OK)
             ddl_mpi_early_learn(c, call);

@@ -64,6 +64,14 @@ void ddl_mpi_early_free(ddl_comm_t *c);
  * signature exchange between nodes (the same answer on every owner that
  * agrees on the signature)? */
 int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes);
+/* Medium ones between nodes, when the call's form is mpi/halves: the owners'
+ * own reduce-scatter and allgather, the signatures in its messages
+ * (ddl_sig_exchange_halves; a power of two of owners, host buffers, up to
+ * DDL_SIG_HALVES_BYTES; else the plain form). */
+int ddl_halves_fit(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes);
+/* Between nodes, a power of two of owners: the halves can run (every rank
+ * answers alike: online selection's candidates). */
+int ddl_halves_owners(const ddl_comm_t *c);
 /* Before the owners meet: this owner's data into its slot. */
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes);
 /* After they met and agreed: the sum (op) of every owner's data into recvbuf. */

@@ -14,4 +14,4 @@ const char *const ddl_inter_algo_names[] = {
 #undef DDL_INTER_ROW
     NULL};
 const char *const ddl_gpu_transport_names[] = {"auto", "staged", "mpi", "nccl", NULL};
-const char *const ddl_mpi_form_names[] = {"", "exchange", "after", NULL};
+const char *const ddl_mpi_form_names[] = {"", "exchange", "after", "halves", NULL};

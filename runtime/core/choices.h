@@ -26,8 +26,16 @@ typedef enum {
  * repeats the last one between hosts starts MPI_Iallreduce before the
  * signatures agree, algo/mpi_early.c), "mpi/exchange" (the data rides in the
  * signatures' exchange), "mpi/after" (MPI_Allreduce only once the signatures
- * agree: never the early start, whose MPI_Iallreduce may move more bytes). */
-typedef enum { DDL_MPI_FORM_PLAIN = 0, DDL_MPI_FORM_EXCHANGE, DDL_MPI_FORM_AFTER, DDL_MPI_FORM_COUNT } ddl_mpi_form_t;
+ * agree: never the early start, whose MPI_Iallreduce may move more bytes),
+ * "mpi/halves" (no MPI_Allreduce: the owners' own reduce-scatter, its
+ * messages carrying the signatures, then their allgather). */
+typedef enum {
+    DDL_MPI_FORM_PLAIN = 0,
+    DDL_MPI_FORM_EXCHANGE,
+    DDL_MPI_FORM_AFTER,
+    DDL_MPI_FORM_HALVES,
+    DDL_MPI_FORM_COUNT
+} ddl_mpi_form_t;
 
 typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
 

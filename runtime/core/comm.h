@@ -106,7 +106,8 @@ void ddl_comm_bury(ddl_comm_t *comm);
 
 /* Between nodes: this owner's part in the owners' exchange of signatures of
  * its call (every owner takes part once per call, whatever its path;
- * data/result: the MPI path's smallest messages travel with it, else NULL;
+ * data/result: the MPI path's smallest messages travel with it, else NULL,
+ * or, with sig's lane_algo DDL_SIG_HALVES, medium ones in halves;
  * node_agreed: every owner of this node takes part with this same sig, as
  * on the lanes after the node's check, so they skip their rounds together).
  * DDL_OK, DDL_ERR_MISMATCH or DDL_ERR_INVALID_ARG (naming the ranks), or the

@@ -49,7 +49,8 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
              name_or(op, o, sizeof(o), s->op), name_or(al, a, sizeof(a), s->algo));
     size_t n = strlen(buf);
     if (s->algo == DDL_ALGO_MPI && s->lane_algo && n < len)
-        n += (size_t)snprintf(buf + n, len - n, " (through the control block)");
+        n += (size_t)snprintf(buf + n, len - n, s->lane_algo == DDL_SIG_HALVES ? " (in halves)"
+                                                                                : " (through the control block)");
     if (s->algo == DDL_ALGO_MPI && s->chunk && n < len)
         n += (size_t)snprintf(buf + n, len - n, " (started before the check)");
     if (s->algo != DDL_ALGO_MPI && n < len)
@@ -190,9 +191,11 @@ typedef struct {
 
 size_t ddl_sig_scratch_bytes(void)
 {
-    /* A multiple of 64: the caller's aligned_alloc asks for that alignment. */
-    return (2 * sizeof(sig_msg_t) + 63) / 64 * 64;
+    /* Two messages and the halves' vector; a multiple of 64: the caller's
+     * aligned_alloc asks for that alignment. */
+    return (2 * sizeof(sig_msg_t) + DDL_SIG_HALVES_BYTES + 63) / 64 * 64;
 }
+_Static_assert((DDL_SIG_HALVES_BYTES + 64) / 2 <= DDL_SIG_EXCHANGE_BYTES, "a half fits a message");
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
 
@@ -400,6 +403,90 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
             memcpy(result, mine->data, bytes);
     }
     return st;
+}
+
+/* The allgather of the halves: a plain pair of messages, on a tag of its
+ * own (every rank is in it, having agreed). */
+#define HALVES_TAG 0x5d2
+
+ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
+                                     const void *data, void *result, void *scratch, const int *world_of,
+                                     const int *shm_host, double timeout, const _Atomic int32_t *abort)
+{
+    x->world_rank = world_rank;
+    x->comm = comm;
+    x->mine = *s;
+    sig_msg_t *mine = scratch, *theirs = mine + 1;
+    unsigned char *vec = (unsigned char *)(mine + 2); /* the ranges reduced so far, by element index */
+    ddl_sig_key(s, mine->key);
+    int size, rank, got = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    if (size & (size - 1))
+        return ddl_error(DDL_ERR_INTERNAL, "ddl_allreduce: the exchange in halves needs a power of two of owners, "
+                         "not %d", size);
+    peers_t peers = {world_of, shm_host, rank};
+    size_t esize = ddl_dtype_size((ddl_dtype_t)s->dtype), lo = 0, hi = data ? (size_t)s->count : 0;
+    size_t range_lo[32], range_hi[32]; /* this rank's range before each round's split */
+    ddl_reduce_fn_t fn = data ? ddl_reduce_fn((ddl_dtype_t)s->dtype, (ddl_redop_t)s->op) : NULL;
+    const unsigned char *src = data; /* the first round reads the caller's buffer */
+    ddl_status_t st = DDL_OK;
+    int level = 0;
+    for (int mask = 1; mask < size && st == DDL_OK; mask <<= 1, level++) {
+        int peer = rank ^ mask, upper = (rank & mask) != 0;
+        size_t mid = lo + (hi - lo) / 2, keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
+        size_t send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
+        /* The data goes only while every key met so far is this one. */
+        int with_data = data && agreed(mine->key);
+        size_t sent = with_data ? (send_hi - send_lo) * esize : 0, want = (keep_hi - keep_lo) * esize;
+        if (sent)
+            memcpy(mine->data, src + send_lo * esize, sent);
+        st = swap(comm, peer, mine, (int)(offsetof(sig_msg_t, data) + sent), theirs, &got, &peers, timeout, abort);
+        if (st != DDL_OK)
+            break;
+        if (!agreed(mine->key) || !same_key(mine->key, theirs->key) ||
+            (with_data && (size_t)got != offsetof(sig_msg_t, data) + want)) {
+            mine->key[K_REST] = DISAGREE;
+        } else if (with_data && want) { /* the lower rank's operand first, as the exchange */
+            const unsigned char *a = src + keep_lo * esize, *b = theirs->data;
+            fn(vec + keep_lo * esize, rank < peer ? a : b, rank < peer ? b : a, keep_hi - keep_lo);
+        }
+        range_lo[level] = lo;
+        range_hi[level] = hi;
+        lo = keep_lo;
+        hi = keep_hi;
+        src = vec;
+    }
+    memcpy(x->key, mine->key, sizeof(x->key));
+    /* Only when every signature agreed: a mismatch writes nothing. */
+    if (st != DDL_OK || !data || !agreed(mine->key) || ddl_sig_from_key(mine->key).bad != 0)
+        return st;
+    unsigned char *out = result;
+    memcpy(out + lo * esize, (size == 1 ? src : vec) + lo * esize, (hi - lo) * esize);
+    for (int mask = size >> 1; mask >= 1; mask >>= 1) {
+        int peer = rank ^ mask, upper = (rank & mask) != 0; /* as in the split */
+        size_t whole_lo = range_lo[--level], whole_hi = range_hi[level];
+        size_t peer_lo = upper ? whole_lo : hi, peer_hi = upper ? lo : whole_hi;
+        MPI_Request req[2];
+        if (MPI_Irecv(out + peer_lo * esize, (int)((peer_hi - peer_lo) * esize), MPI_BYTE, peer, HALVES_TAG, comm,
+                      &req[0]) != MPI_SUCCESS ||
+            MPI_Isend(out + lo * esize, (int)((hi - lo) * esize), MPI_BYTE, peer, HALVES_TAG, comm, &req[1]) !=
+                MPI_SUCCESS)
+            return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' allgather of the halves failed in MPI");
+        ddl_mpi_wait_t w = {req, NULL, 2};
+        st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
+        if (st == DDL_ERR_TIMED_OUT)
+            return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's allgather of the "
+                             "halves within %.1f s (DDL_TIMEOUT): it may have stopped",
+                             world_of ? world_of[peer] : peer, timeout);
+        if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
+            return st;
+        if (st != DDL_OK)
+            return ddl_error(st, "ddl_allreduce: the owners' allgather of the halves failed in MPI");
+        lo = whole_lo;
+        hi = whole_hi;
+    }
+    return DDL_OK;
 }
 
 /* Which two ranks differ, and how: every rank of comm knows there is a

@@ -78,8 +78,16 @@ typedef struct {
  * waits a round trip for the receiver's answer (measured on the emulated
  * 2 x 2 x 2 cluster: the exchange of 32 KiB took 108 us, of 64 KiB 555 us). */
 #define DDL_SIG_EXCHANGE_BYTES (63 * 1024)
-/* The scratch ddl_sig_exchange_data needs (the caller keeps it: too large
- * for a thread's stack). */
+/* The largest call ddl_sig_exchange_halves carries: each of its messages,
+ * half of it at most (an odd element more), stays within what the exchange's
+ * messages carry, so every rank's receives hold whatever a peer in either
+ * form sends. */
+#define DDL_SIG_HALVES_BYTES (2 * DDL_SIG_EXCHANGE_BYTES - 64)
+/* On the MPI path a signature's lane_algo says where its data travels: 0
+ * not with it, 1 whole in the exchange, DDL_SIG_HALVES in halves. */
+#define DDL_SIG_HALVES 2
+/* The scratch ddl_sig_exchange_data and ddl_sig_exchange_halves need (the
+ * caller keeps it: too large for a thread's stack). */
 size_t ddl_sig_scratch_bytes(void);
 
 /* Between nodes, on the owners' communicator, for every call: the
@@ -109,7 +117,20 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
                                    const int *world_of, const int *shm_host, double timeout,
                                    const _Atomic int32_t *abort);
 
-/* After ddl_sig_exchange_data returned DDL_OK: DDL_ERR_MISMATCH when any
+/* The exchange in halves (online selection's mpi/halves), where comm's size
+ * is a power of two: a reduce-scatter by recursive halving whose messages
+ * each carry the key, as the exchange's rounds do (the same peers, so ranks
+ * in either form still match), then, once every key agreed, an allgather by
+ * recursive doubling straight into result.  As many bytes as Open MPI's own
+ * allreduce sends for these sizes, and no round of signatures of its own.
+ * s->lane_algo is DDL_SIG_HALVES; data (s->count elements, at most
+ * DDL_SIG_HALVES_BYTES) NULL when this rank cannot use its buffers (its key
+ * says so).  Otherwise as ddl_sig_exchange_data, group 1. */
+ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
+                                     const void *data, void *result, void *scratch, const int *world_of,
+                                     const int *shm_host, double timeout, const _Atomic int32_t *abort);
+
+/* After ddl_sig_exchange_data or ddl_sig_exchange_halves returned DDL_OK: DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that
  * differ (hosts[] by world rank) and their values; DDL_ERR_INVALID_ARG
  * naming the owner when one marked its buffers bad. */

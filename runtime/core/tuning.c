@@ -122,8 +122,8 @@ static const struct {
     {DDL_TUNING_LINK, "link", "link DIM latency_us=NUMBER mbytes_per_s=NUMBER",
      "link %d latency_us=%.1f mbytes_per_s=%.1f\n", parse_link},
     {DDL_TUNING_REDUCE, "reduce", "reduce mbytes_per_s=NUMBER", "reduce mbytes_per_s=%.0f\n", parse_reduce},
-    {DDL_TUNING_BAND, NULL, "MIN-MAX ALGO[/LANE_ALGO|/exchange|/after] [chunk=SIZE] [dims=ALGO,...]", "%s-%s %s%s\n",
-     parse_band},
+    {DDL_TUNING_BAND, NULL, "MIN-MAX ALGO[/LANE_ALGO|/exchange|/after|/halves] [chunk=SIZE] [dims=ALGO,...]",
+     "%s-%s %s%s\n", parse_band},
 };
 enum { NKINDS = sizeof(line_kinds) / sizeof(line_kinds[0]) };
 
@@ -163,8 +163,8 @@ static ddl_status_t parse_band(char **words, int nw, ddl_tuning_t *t, int lineno
         return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not a size range such as 64K-16M or 16M-inf", lineno,
                         words[0]);
     if (nw < 2 || parse_algo(words[1], b) != 0)
-        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not an algorithm (mpi, mpi/exchange, mpi/after, lane, "
-                        "lane/ring, lane/rd, lane/rab, multiring)", lineno, nw < 2 ? "" : words[1]);
+        return ddl_fail(DDL_ERR_INVALID_ARG, "line %d: '%s' is not an algorithm (mpi, mpi/exchange, mpi/after, "
+                        "mpi/halves, lane, lane/ring, lane/rd, lane/rab, multiring)", lineno, nw < 2 ? "" : words[1]);
     for (int i = 2; i < nw; i++) {
         if (strncmp(words[i], "chunk=", 6) == 0) {
             if (ddl_parse_size(words[i] + 6, &b->chunk) != 0 || b->chunk < 4096)

@@ -82,6 +82,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         .exchange_min = DDL_SIG_DATA_BYTES,
         .exchange_max = DDL_SIG_EXCHANGE_BYTES,
         .early_max = ddl_comm_one_host(c) ? 0 : DDL_MPI_EARLY_MAX_BYTES, /* as ddl_mpi_early_init */
+        .halves_max = ddl_halves_owners(c) ? DDL_SIG_HALVES_BYTES : 0,
         .mpi_first = c->helper_mode == DDL_HELPERS_SERVE || c->info.lanes == 1,
         .one_host = ddl_comm_one_host(c),
         /* The grid's node dimensions; a band's dims= fixes them instead. */

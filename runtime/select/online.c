@@ -48,11 +48,12 @@ static int exchange_class(const ddl_online_job_t *job, int cls)
 }
 
 /* Some of the class's sizes go past what the signatures' exchange carries
- * by default, and its smallest may start early on the MPI path. */
-static int early_class(const ddl_online_job_t *job, int cls)
+ * by default, and its smallest is at most `most` bytes (the largest that
+ * starts early on the MPI path, or that goes in halves). */
+static int class_above_exchange_up_to(const ddl_online_job_t *job, int cls, size_t most)
 {
     size_t bottom = (size_t)1 << cls, top = ((size_t)2 << cls) - 1;
-    return job->nnodes > 1 && top > job->exchange_min && bottom <= job->early_max;
+    return job->nnodes > 1 && top > job->exchange_min && bottom <= most;
 }
 
 /* Each candidate's rounds.  Exploring keeps each candidate's best round, and
@@ -97,8 +98,8 @@ static int rounds_of(const ddl_online_class_t *k, int i)
  * lane algorithm when they are candidates too: each row of inter_algos.def
  * that is one on this many nodes); the system MPI (and, for
  * messages it could carry, the owners' exchange with the data; where a
- * repeated call may start early, the MPI path without that); half and
- * twice the chunk.  While the class decides the multiring's dimensions
+ * repeated call may start early, the MPI path without that; where it can,
+ * the owners' own allreduce in halves); half and twice the chunk.  While the class decides the multiring's dimensions
  * (job->dims), only ring and rd along the dimension of this stage. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
 {
@@ -125,8 +126,10 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
             add(k, job, DDL_ALGO_MPI, 0, 0);
         if (job->with_mpi && exchange_class(job, cls))
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_EXCHANGE;
-        if (job->with_mpi && early_class(job, cls))
+        if (job->with_mpi && class_above_exchange_up_to(job, cls, job->early_max))
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_AFTER;
+        if (job->with_mpi && class_above_exchange_up_to(job, cls, job->halves_max))
+            add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_HALVES;
         if (job->chunks && several && chunked) {
             add(k, job, job->path, 0, -1);
             add(k, job, job->path, 0, 1);

@@ -31,9 +31,9 @@
 #include "grid.h"
 
 #define DDL_ONLINE_CLASSES 64
-/* The multiring, each lane algorithm, the MPI path, its exchange and its
- * form without the early start, half and twice the chunk. */
-#define DDL_ONLINE_MAX_CANDIDATES (DDL_INTER_ALGOS + 6)
+/* The multiring, each lane algorithm, the MPI path, its exchange, its form
+ * without the early start and its halves, half and twice the chunk. */
+#define DDL_ONLINE_MAX_CANDIDATES (DDL_INTER_ALGOS + 7)
 #define DDL_ONLINE_RECENT 8            /* a decided class's last times, for the drift check */
 #define DDL_ONLINE_CHECK_SECONDS 0.05  /* a decided class is checked after about this much of its calls */
 #define DDL_ONLINE_MIN_WINDOW 16       /* ... and after no fewer calls than this */
@@ -42,7 +42,7 @@ typedef struct ddl_candidate {
     int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */
     int lane_algo;   /* ddl_inter_algo_id_t; AUTO: DDL_LANE_ALGO (the model per chunk when auto) */
     int chunk_shift; /* the chunk: the model's times 2^chunk_shift (-1, 0 or 1) */
-    int mpi_form;    /* MPI: ddl_mpi_form_t (mpi, mpi/exchange, mpi/after) */
+    int mpi_form;    /* MPI: ddl_mpi_form_t (mpi, mpi/exchange, mpi/after, mpi/halves) */
     int ndims;       /* multiring: dim_algo[1..ndims] are fixed (DDL_EXPLORE); 0: the model per chunk */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* ddl_dim_algo_t */
 } ddl_candidate_t;
@@ -65,6 +65,10 @@ typedef struct {
      * starts early (algo/mpi_early.c): mpi/after, without it, is a candidate
      * of the classes above exchange_min that reach below it (0: none). */
     size_t early_max;
+    /* The MPI path in halves (mpi/halves) carries calls up to halves_max
+     * bytes: a candidate of the classes above exchange_min that reach below it
+     * (0: none; it needs a power of two of owners). */
+    size_t halves_max;
     /* Time the MPI path's candidates first (visiting order, online.c): where
      * every caller is an owner (serve mode), so that the MPI path checks every
      * caller's arguments.  In collective mode a class's first call takes the

@@ -46,13 +46,20 @@ TUNING
 # system MPI_Allreduce follows the signatures.
 exchange=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange"
+# Every size on the MPI path in halves (mpi/halves): up to 126 KiB the
+# owners' own reduce-scatter and allgather, the signatures in its messages;
+# beyond it, and with 3 owners (not a power of two), the plain form.
+halves=$(mktemp)
+echo "0-inf mpi/halves" > "$halves"
 layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
 3 1 2 collective DDL_TUNING_FILE=$tuning
 2 2 1 collective DDL_TUNING_FILE=$exchange
 3 1 2 serve      DDL_TUNING_FILE=$exchange
+2 2 1 collective DDL_TUNING_FILE=$halves
+3 1 1 serve      DDL_TUNING_FILE=$halves
 "
 # Each path and helper mode once, on 1 to 3 nodes (the lane ring, rd and rab,
-# auto, mpi, the model, a tuning file, the exchange: the lines listed below)
+# auto, mpi, the model, a tuning file, the exchange, the halves: the lines listed below)
 # runs every type, op, count and buffer kind; the other shapes run the quick
 # matrix (every op; four types, fewer counts and buffer kinds:
 # test_allreduce.c), which keeps the suite within CI's time.  The sanitizer
@@ -60,7 +67,7 @@ layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
 # paths, not shapes.
 if [ -z "${DDL_TEST_LAYOUTS:-}" ]; then
     layouts=$(grep -v '^$' <<< "$layouts" | awk -v quick="${DDL_TEST_QUICK:-0}" '
-        BEGIN { n = split("1 2 6 7 10 11 13 14 16 18 20 22", f); for (i = 1; i <= n; i++) full[f[i]] = 1 }
+        BEGIN { n = split("1 2 6 7 10 11 13 14 16 18 20 22 24", f); for (i = 1; i <= n; i++) full[f[i]] = 1 }
         NR in full { print; next }
         quick == 0 { print $0 ":DDL_TEST_QUICK=1" }')
 fi
@@ -73,6 +80,6 @@ while read -r nodes gpus lanes helpers extra; do
 DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')"
     run_layout "$prog" "$ranks" "$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra" $envs
 done <<< "$layouts"
-rm -f "$tuning" "$exchange"
+rm -f "$tuning" "$exchange" "$halves"
 [ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
 finish

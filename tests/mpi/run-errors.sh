@@ -18,10 +18,12 @@ fi
 # DDL_SELECT=model: the small mismatched calls take the MPI path between nodes,
 # their data inside the signature exchange (online selection would time the
 # lanes first).
-exchange=$(mktemp)
+exchange=$(mktemp) halves=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange" # mismatched calls of up to 63 KiB inside the owners' exchange
+echo "0-inf mpi/halves" > "$halves"     # of up to 126 KiB in the owners' own reduce-scatter (4 owners)
 for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" "1 collective 2 4" \
-        "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange"; do
+        "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange" \
+        "2 serve 4 8 DDL_TUNING_FILE=$halves"; do
     set -- $layout
     if env DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE ${5:-} timeout 120 \
             $MPIRUN -n $4 "$top_builddir/tests/mpi/ddl-test-mismatch" < /dev/null; then
@@ -30,7 +32,7 @@ for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" 
         fail "mismatch check (lanes $1, $2, node size $3, $4 ranks${5:+, $5})"
     fi
 done
-rm -f "$exchange"
+rm -f "$exchange" "$halves"
 
 # expect_failure DESCRIPTION EXPECTED-TEXT ENV... : ddl-bench must exit non-zero
 # quickly with the text, printed at most once by each of the 4 ranks.

@@ -113,6 +113,20 @@ if out=$(DDL_TUNING_FILE=$after_band DDL_SELECT=model DDL_TIMEOUT=60 "$emu" run 
 else
     fail "mpi/after between emulated hosts"; echo "$out" | grep -v "^ " | tail -8
 fi
+# And in halves (mpi/halves: the owners' own reduce-scatter and allgather over
+# TCP, the signatures in its messages): every type right, mismatches found.
+halves_band=$DDL_CLUSTER_DIR/halves.conf
+echo "8K-256K mpi/halves" > "$halves_band"
+if out=$(DDL_TUNING_FILE=$halves_band "$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=1 \
+        "$top_builddir/ddl-bench" --mode ddl -b 8K -e 128K -f 4 -n 2 -w 1 -d all 2>&1) &&
+        grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q 'mpi/halves' <<< "$out" &&
+    out=$(DDL_TUNING_FILE=$halves_band DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 --gpus-per-node=2 \
+        --ddl-lanes=1 "$top_builddir/tests/mpi/ddl-test-mismatch" 2>&1) && grep -q ", 0 failures" <<< "$out" &&
+        grep -q "skipped medium call after repeats, call 1: .*(in halves)" <<< "$out"; then
+    pass "mpi/halves between emulated hosts: every type right, mismatches found"
+else
+    fail "mpi/halves between emulated hosts"; echo "$out" | grep -v "^ " | tail -8
+fi
 "$emu" stop > /dev/null 2>&1
 # Every process's sends capped too (the lanes' reason to exist): 4
 # sub-interfaces per node and rail at 250 Mbit/s, every task through

@@ -163,8 +163,9 @@ START_TEST(test_tuning_file)
     ck_assert_int_eq(ddl_tuning_find(&t, 65536)->lane_algo, 1);
     ck_assert_ptr_null(ddl_tuning_find(&t, (size_t)1 << 30)); /* the gap 1G-2G */
     ck_assert_ptr_nonnull(ddl_tuning_find(&t, (size_t)3 << 30));
-    ck_assert_msg(ddl_tuning_parse("8K-128K mpi/after\n", &t) == 0, "%s", err);
+    ck_assert_msg(ddl_tuning_parse("8K-128K mpi/after\n128K-1M mpi/halves\n", &t) == 0, "%s", err);
     ck_assert(t.bands[0].algo == 1 && t.bands[0].mpi_form == DDL_MPI_FORM_AFTER);
+    ck_assert(t.bands[1].algo == 1 && t.bands[1].mpi_form == DDL_MPI_FORM_HALVES);
     struct {
         const char *text, *msg;
     } bad[] = {
