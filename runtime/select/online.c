@@ -39,17 +39,10 @@ static ddl_candidate_t *add(ddl_online_class_t *k, const ddl_online_job_t *job, 
 }
 
 /* Some of the class's sizes go past what the MPI path's exchange carries by
- * default, and its smallest fits in what it can carry (larger ones of the
- * class, if any, take the MPI path's other way when the exchange is chosen). */
-static int exchange_class(const ddl_online_job_t *job, int cls)
-{
-    size_t bottom = (size_t)1 << cls, top = ((size_t)2 << cls) - 1;
-    return job->nnodes > 1 && top > job->exchange_min && bottom <= job->exchange_max;
-}
-
-/* Some of the class's sizes go past what the signatures' exchange carries
- * by default, and its smallest is at most `most` bytes (the largest that
- * starts early on the MPI path, or that goes in halves). */
+ * default, and its smallest is at most `most` bytes: what the exchange can
+ * carry, the largest call that starts early, or that goes in halves (larger
+ * ones of the class, if any, take the MPI path's plain form when that form
+ * is chosen). */
 static int class_above_exchange_up_to(const ddl_online_job_t *job, int cls, size_t most)
 {
     size_t bottom = (size_t)1 << cls, top = ((size_t)2 << cls) - 1;
@@ -124,7 +117,7 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         }
         if (job->with_mpi)
             add(k, job, DDL_ALGO_MPI, 0, 0);
-        if (job->with_mpi && exchange_class(job, cls))
+        if (job->with_mpi && class_above_exchange_up_to(job, cls, job->exchange_max))
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_EXCHANGE;
         if (job->with_mpi && class_above_exchange_up_to(job, cls, job->early_max))
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_AFTER;
