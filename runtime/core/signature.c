@@ -186,7 +186,7 @@ static int agreed(const int64_t *key)
 /* The owners' exchange: what travels. */
 typedef struct {
     int64_t key[DDL_SIG_KEY_WORDS];
-    _Alignas(8) unsigned char data[DDL_SIG_EXCHANGE_BYTES]; /* right after the key: see combine_msg */
+    _Alignas(8) unsigned char data[DDL_SIG_MESSAGE_BYTES]; /* right after the key: see combine_msg */
 } sig_msg_t;
 
 size_t ddl_sig_scratch_bytes(void)
@@ -195,7 +195,8 @@ size_t ddl_sig_scratch_bytes(void)
      * aligned_alloc asks for that alignment. */
     return (2 * sizeof(sig_msg_t) + DDL_SIG_HALVES_BYTES + 63) / 64 * 64;
 }
-_Static_assert((DDL_SIG_HALVES_BYTES + 64) / 2 <= DDL_SIG_EXCHANGE_BYTES, "a half fits a message");
+_Static_assert((DDL_SIG_HALVES_BYTES + 64) / 2 <= DDL_SIG_MESSAGE_BYTES, "a half fits a message");
+_Static_assert(DDL_SIG_EXCHANGE_BYTES <= DDL_SIG_MESSAGE_BYTES, "the exchange's data fits a message");
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
 

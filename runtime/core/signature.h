@@ -78,11 +78,16 @@ typedef struct {
  * waits a round trip for the receiver's answer (measured on the emulated
  * 2 x 2 x 2 cluster: the exchange of 32 KiB took 108 us, of 64 KiB 555 us). */
 #define DDL_SIG_EXCHANGE_BYTES (63 * 1024)
-/* The largest call ddl_sig_exchange_halves carries: each of its messages,
- * half of it at most (an odd element more), stays within what the exchange's
- * messages carry, so every rank's receives hold whatever a peer in either
- * form sends. */
-#define DDL_SIG_HALVES_BYTES (2 * DDL_SIG_EXCHANGE_BYTES - 64)
+/* The data one message of the owners' exchange may hold, in either form:
+ * the exchange's (at most DDL_SIG_EXCHANGE_BYTES) or half a call in halves.
+ * Every rank posts its receives for this much, so it holds whatever a peer
+ * in either form sends. */
+#define DDL_SIG_MESSAGE_BYTES (256 * 1024)
+/* The largest call ddl_sig_exchange_halves carries: half of it (an odd
+ * element more) fits a message.  Measured on the emulated 2 x 2 x 2 rails
+ * (bench/RESULTS.md): at 256 KiB 0.95-1.00x MPI_Allreduce in halves, 0.88-0.93x
+ * with the signatures' round before it. */
+#define DDL_SIG_HALVES_BYTES (2 * DDL_SIG_MESSAGE_BYTES - 64)
 /* On the MPI path a signature's lane_algo says where its data travels: 0
  * not with it, 1 whole in the exchange, DDL_SIG_HALVES in halves. */
 #define DDL_SIG_HALVES 2

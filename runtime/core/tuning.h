@@ -63,7 +63,7 @@ typedef struct {
     int mpi_form;     /* ddl_mpi_form_t: mpi, mpi/exchange (between nodes the data rides in the
                        * owners' signature exchange up to 63 KiB; larger sizes take
                        * MPI_Allreduce after it), mpi/after (never started early),
-                       * mpi/halves (the owners' own allreduce, up to 126 KiB) */
+                       * mpi/halves (the owners' own allreduce, up to 512 KiB) */
     size_t chunk;     /* 0 when not given */
     int ndims;        /* dims= entries given (multiring); 0 when not given */
     unsigned char dim_algo[DDL_GRID_MAX_DIMS]; /* [1..ndims]: ddl_dim_algo_t */

@@ -46,7 +46,7 @@ TUNING
 # system MPI_Allreduce follows the signatures.
 exchange=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange"
-# Every size on the MPI path in halves (mpi/halves): up to 126 KiB the
+# Every size on the MPI path in halves (mpi/halves): up to 512 KiB the
 # owners' own reduce-scatter and allgather, the signatures in its messages;
 # beyond it, and with 3 owners (not a power of two), the plain form.
 halves=$(mktemp)

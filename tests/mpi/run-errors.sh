@@ -20,7 +20,7 @@ fi
 # lanes first).
 exchange=$(mktemp) halves=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange" # mismatched calls of up to 63 KiB inside the owners' exchange
-echo "0-inf mpi/halves" > "$halves"     # of up to 126 KiB in the owners' own reduce-scatter (4 owners)
+echo "0-inf mpi/halves" > "$halves"     # of up to 512 KiB in the owners' own reduce-scatter (4 owners)
 for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" "1 collective 2 4" \
         "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange" \
         "2 serve 4 8 DDL_TUNING_FILE=$halves"; do

@@ -118,7 +118,7 @@ fi
 halves_band=$DDL_CLUSTER_DIR/halves.conf
 echo "8K-256K mpi/halves" > "$halves_band"
 if out=$(DDL_TUNING_FILE=$halves_band "$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=1 \
-        "$top_builddir/ddl-bench" --mode ddl -b 8K -e 128K -f 4 -n 2 -w 1 -d all 2>&1) &&
+        "$top_builddir/ddl-bench" --mode ddl -b 8K -e 256K -f 2 -n 2 -w 1 -d all 2>&1) &&
         grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q 'mpi/halves' <<< "$out" &&
     out=$(DDL_TUNING_FILE=$halves_band DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 --gpus-per-node=2 \
         --ddl-lanes=1 "$top_builddir/tests/mpi/ddl-test-mismatch" 2>&1) && grep -q ", 0 failures" <<< "$out" &&

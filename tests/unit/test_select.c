@@ -179,13 +179,13 @@ START_TEST(test_candidates)
     ddl_online_next(&o, (size_t)1 << 16, 0);
     ck_assert_int_eq(o.cls[16].ncand, 3);
     /* With a power of two of owners, the MPI path in halves: the classes
-     * above 8 KiB that reach down to 126 KiB, last. */
+     * above 8 KiB that reach down to 512 KiB, last. */
     job.halves_max = DDL_SIG_HALVES_BYTES;
     ddl_online_init(&o, &job);
-    for (int cls = 12; cls <= 18; cls++) {
+    for (int cls = 12; cls <= 20; cls++) {
         ddl_online_next(&o, (size_t)1 << cls, 0);
         k = &o.cls[cls];
-        int with_exchange = cls >= 13 && cls <= 15, with_halves = cls >= 13 && cls <= 16;
+        int with_exchange = cls >= 13 && cls <= 15, with_halves = cls >= 13 && cls <= 18;
         ck_assert_int_eq(k->ncand, 3 + with_exchange + with_halves);
         if (with_halves) {
             const ddl_candidate_t *last = &k->cand[k->ncand - 1];
