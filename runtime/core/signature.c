@@ -286,6 +286,21 @@ typedef struct {
     int rank;
 } peers_t;
 
+/* How a wait of the owners' exchange for `peer` ended (ddl_poll's st), said
+ * for `what` ("exchange of signatures", "allgather of the halves"). */
+static ddl_status_t wait_outcome(ddl_status_t st, int peer, const peers_t *p, double timeout, const char *what)
+{
+    if (st == DDL_ERR_TIMED_OUT)
+        return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's %s within %.1f s "
+                         "(DDL_TIMEOUT): it, or a rank of its node, may have stopped, or stopped calling "
+                         "ddl_allreduce", p->world_of ? p->world_of[peer] : peer, what, timeout);
+    if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
+        return st;
+    if (st != DDL_OK)
+        return ddl_error(st, "ddl_allreduce: the owners' %s failed in MPI", what);
+    return DDL_OK;
+}
+
 /* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
  * (either may be NULL), within the deadline; *got: the bytes received. */
 static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
@@ -318,17 +333,11 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
         if (n < w.piece)
             break;
     }
-    ddl_status_t st = ddl_poll(swap_step, &w, timeout, abort);
-    if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's exchange of "
-                         "signatures within %.1f s (DDL_TIMEOUT): it, or a rank of its node, may have stopped, or "
-                         "stopped calling ddl_allreduce", world_of ? world_of[peer] : peer, timeout);
-    if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
-        return st;
-    if (st != DDL_OK)
-        return ddl_error(st, "ddl_allreduce: the owners' signature exchange failed in MPI");
-    *got = w.got;
-    return DDL_OK;
+    ddl_status_t st = wait_outcome(ddl_poll(swap_step, &w, timeout, abort), peer, p, timeout,
+                                   "exchange of signatures");
+    if (st == DDL_OK)
+        *got = w.got;
+    return st;
 }
 
 /* theirs into mine: the key stays while both stand for one and the same
@@ -475,15 +484,10 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
                 MPI_SUCCESS)
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' allgather of the halves failed in MPI");
         ddl_mpi_wait_t w = {req, NULL, 2};
-        st = ddl_poll(ddl_mpi_done, &w, timeout, abort);
-        if (st == DDL_ERR_TIMED_OUT)
-            return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's allgather of the "
-                             "halves within %.1f s (DDL_TIMEOUT): it may have stopped",
-                             world_of ? world_of[peer] : peer, timeout);
-        if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
-            return st;
+        st = wait_outcome(ddl_poll(ddl_mpi_done, &w, timeout, abort), peer, &peers, timeout,
+                          "allgather of the halves");
         if (st != DDL_OK)
-            return ddl_error(st, "ddl_allreduce: the owners' allgather of the halves failed in MPI");
+            return st;
         lo = whole_lo;
         hi = whole_hi;
     }

@@ -92,8 +92,9 @@ static int rounds_of(const ddl_online_class_t *k, int i)
  * that is one on this many nodes); the system MPI (and, for
  * messages it could carry, the owners' exchange with the data; where a
  * repeated call may start early, the MPI path without that; where it can,
- * the owners' own allreduce in halves); half and twice the chunk.  While the class decides the multiring's dimensions
- * (job->dims), only ring and rd along the dimension of this stage. */
+ * the owners' own allreduce in halves); half and twice the chunk.  While the
+ * class decides the multiring's dimensions (job->dims), only ring and rd
+ * along the dimension of this stage. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
 {
     ddl_online_class_t kept = *k;
@@ -291,7 +292,7 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
 }
 
 /* The candidate as a tuning file's band names it: "mpi", "mpi/exchange",
- * "mpi/after", "lane/ring", "multiring" ...; returns snprintf's count. */
+ * "mpi/after", "mpi/halves", "lane/ring", "multiring" ...; returns snprintf's count. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
 {
     char dims[8 + 3 * DDL_GRID_MAX_DIMS] = "";
@@ -299,7 +300,8 @@ int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len)
         n += snprintf(dims + n, sizeof(dims) - (size_t)n, "%s%s", d == 1 ? " dims=" : ",",
                       ddl_dim_algo_names[c->dim_algo[d]]);
     return snprintf(buf, len, "%s%s%s%s%s%s", ddl_algo_names[c->algo], c->lane_algo ? "/" : "",
-                    c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->mpi_form ? "/" : "", ddl_mpi_form_names[c->mpi_form], dims);
+                    c->lane_algo ? ddl_inter_algo_names[c->lane_algo] : "", c->mpi_form ? "/" : "",
+                    ddl_mpi_form_names[c->mpi_form], dims);
 }
 
 void ddl_candidate_describe(const ddl_candidate_t *c, size_t chunk, char *buf, size_t len)

@@ -145,7 +145,8 @@ int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chu
 /* With the agreed numbers of the last observe: the decision, or the drift check's outcome. */
 ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const double *agreed);
 /* A candidate's name as a tuning file's band gives it: "mpi", "mpi/exchange",
- * "mpi/after", "lane/ring", "lane", "multiring dims=rd,ring"; snprintf's return. */
+ * "mpi/after", "mpi/halves", "lane/ring", "lane", "multiring dims=rd,ring";
+ * snprintf's return. */
 int ddl_candidate_name(const ddl_candidate_t *c, char *buf, size_t len);
 /* The name with the chunk, when it has one (0: none): "mpi", "lane/ring",
  * "lane chunk=128K", "multiring chunk=1M" ... */

@@ -89,6 +89,28 @@ START_TEST(test_classes)
 }
 END_TEST
 
+/* Between nodes, job adds the MPI path's `form` (named `name`) to the classes
+ * from 8 KiB to class `top` and to no other, as the last candidate there
+ * (beside the lanes' two, the MPI path and, below 64 KiB, its exchange). */
+static void mpi_form_classes(const ddl_online_job_t *job, int top, int form, const char *name)
+{
+    static ddl_online_t o;
+    char got[64];
+    ddl_online_init(&o, job);
+    for (int cls = 10; cls <= top + 2; cls++) {
+        ddl_online_next(&o, (size_t)1 << cls, 0);
+        const ddl_online_class_t *k = &o.cls[cls];
+        int with_exchange = cls >= 13 && cls <= 15, with_form = cls >= 13 && cls <= top;
+        ck_assert_int_eq(k->ncand, 3 + with_exchange + with_form);
+        if (with_form) {
+            const ddl_candidate_t *last = &k->cand[k->ncand - 1];
+            ck_assert(last->algo == DDL_ALGO_MPI && last->mpi_form == form);
+            ddl_online_describe(k, k->ncand - 1, got, sizeof(got));
+            ck_assert_str_eq(got, name);
+        }
+    }
+}
+
 START_TEST(test_candidates)
 {
     ddl_online_t o;
@@ -161,19 +183,7 @@ START_TEST(test_candidates)
      * early start, last of the MPI path's candidates; on one host, none. */
     job = two_nodes;
     job.early_max = (size_t)128 << 10;
-    ddl_online_init(&o, &job);
-    for (int cls = 10; cls <= 19; cls++) {
-        ddl_online_next(&o, (size_t)1 << cls, 0);
-        k = &o.cls[cls];
-        int with_exchange = cls >= 13 && cls <= 15, with_after = cls >= 13 && cls <= 17;
-        ck_assert_int_eq(k->ncand, 3 + with_exchange + with_after);
-        if (with_after) {
-            const ddl_candidate_t *after = &k->cand[3 + with_exchange];
-            ck_assert(after->algo == DDL_ALGO_MPI && after->mpi_form == DDL_MPI_FORM_AFTER);
-            ddl_online_describe(k, 3 + with_exchange, name, sizeof(name));
-            ck_assert_str_eq(name, "mpi/after");
-        }
-    }
+    mpi_form_classes(&job, 17, DDL_MPI_FORM_AFTER, "mpi/after");
     job.early_max = 0;
     ddl_online_init(&o, &job);
     ddl_online_next(&o, (size_t)1 << 16, 0);
@@ -181,19 +191,7 @@ START_TEST(test_candidates)
     /* With a power of two of owners, the MPI path in halves: the classes
      * above 8 KiB that reach down to 512 KiB, last. */
     job.halves_max = DDL_SIG_HALVES_BYTES;
-    ddl_online_init(&o, &job);
-    for (int cls = 12; cls <= 20; cls++) {
-        ddl_online_next(&o, (size_t)1 << cls, 0);
-        k = &o.cls[cls];
-        int with_exchange = cls >= 13 && cls <= 15, with_halves = cls >= 13 && cls <= 18;
-        ck_assert_int_eq(k->ncand, 3 + with_exchange + with_halves);
-        if (with_halves) {
-            const ddl_candidate_t *last = &k->cand[k->ncand - 1];
-            ck_assert(last->algo == DDL_ALGO_MPI && last->mpi_form == DDL_MPI_FORM_HALVES);
-            ddl_online_describe(k, k->ncand - 1, name, sizeof(name));
-            ck_assert_str_eq(name, "mpi/halves");
-        }
-    }
+    mpi_form_classes(&job, 18, DDL_MPI_FORM_HALVES, "mpi/halves");
     /* The order of the exploring calls: the MPI path's candidates first, all
      * rounds of each in a row (a lane call just before would leave the helpers
      * spinning into them), then the lane algorithms in turn. */
