@@ -286,6 +286,12 @@ typedef struct {
     int rank;
 } peers_t;
 
+/* Whether MPI reaches `peer` through shared memory (unknown: not). */
+static int shares_host(const peers_t *p, int peer)
+{
+    return p->world_of && p->shm_host && p->shm_host[p->world_of[p->rank]] == p->shm_host[p->world_of[peer]];
+}
+
 /* How a wait of the owners' exchange for `peer` ended (ddl_poll's st), said
  * for `what` ("exchange of signatures", "allgather of the halves"). */
 static ddl_status_t wait_outcome(ddl_status_t st, int peer, const peers_t *p, double timeout, const char *what)
@@ -306,8 +312,7 @@ static ddl_status_t wait_outcome(ddl_status_t st, int peer, const peers_t *p, do
 static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
                          const peers_t *p, double timeout, const _Atomic int32_t *abort)
 {
-    const int *world_of = p->world_of;
-    int shared = world_of && p->shm_host && p->shm_host[world_of[p->rank]] == p->shm_host[world_of[peer]];
+    int shared = shares_host(p, peer);
     swap_t w = {.comm = comm, .peer = peer, .recv = recv, .pieces = shared ? SIG_PIECES : 1,
                 .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(*recv)};
     w.awaited = recv ? 0 : w.pieces;
@@ -418,6 +423,15 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
 /* The allgather of the halves: a plain pair of messages, on a tag of its
  * own (every rank is in it, having agreed). */
 #define HALVES_TAG 0x5d2
+/* The largest range the halves' last round swaps whole.  Measured on the
+ * emulated 2 x 2 x 2 rails with links that serialise (bench/RESULTS.md): a
+ * call of 16 KiB (8 KiB swapped whole) took 1.25-1.37x MPI_Allreduce
+ * against 0.90-0.97x halved and gathered back, 32 KiB (16 KiB whole)
+ * 0.96-1.00x against 0.91-0.98x; 64 KiB (32 KiB whole) 268-304 us against
+ * 262-269, a loss.  Not between ranks of one host, where a crossing costs
+ * little and a message goes in pieces: there 16 KiB took 0.87-0.90x whole
+ * against 0.95-1.01x halved. */
+#define HALVES_WHOLE_BYTES (16 * 1024)
 
 ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
                                      const void *data, void *result, void *scratch, const int *world_of,
@@ -441,11 +455,18 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
     ddl_reduce_fn_t fn = data ? ddl_reduce_fn((ddl_dtype_t)s->dtype, (ddl_redop_t)s->op) : NULL;
     const unsigned char *src = data; /* the first round reads the caller's buffer */
     ddl_status_t st = DDL_OK;
-    int level = 0;
+    int level = 0, top_whole = 0;
     for (int mask = 1; mask < size && st == DDL_OK; mask <<= 1, level++) {
         int peer = rank ^ mask, upper = (rank & mask) != 0;
-        size_t mid = lo + (hi - lo) / 2, keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
-        size_t send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
+        /* The last round (between the nodes, on 2) swaps its whole range
+         * when that is small (HALVES_WHOLE_BYTES) and the peer on another
+         * host: the bytes of halving it and gathering it back, in one
+         * crossing instead of two.  Both ranks reduce it alike, so both hold
+         * the same bits; each pair decides for itself. */
+        top_whole = mask == size >> 1 && (hi - lo) * esize <= HALVES_WHOLE_BYTES && !shares_host(&peers, peer);
+        size_t mid = lo + (hi - lo) / 2;
+        size_t keep_lo = top_whole || !upper ? lo : mid, keep_hi = top_whole || upper ? hi : mid;
+        size_t send_lo = top_whole || upper ? lo : mid, send_hi = top_whole || !upper ? hi : mid;
         /* The data goes only while every key met so far is this one. */
         int with_data = data && agreed(mine->key);
         size_t sent = with_data ? (send_hi - send_lo) * esize : 0, want = (keep_hi - keep_lo) * esize;
@@ -473,7 +494,9 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
         return st;
     unsigned char *out = result;
     memcpy(out + lo * esize, (size == 1 ? src : vec) + lo * esize, (hi - lo) * esize);
-    for (int mask = size >> 1; mask >= 1; mask >>= 1) {
+    if (top_whole) /* that round gathered nothing to give back */
+        level--;
+    for (int mask = 1 << level >> 1; mask >= 1; mask >>= 1) {
         int peer = rank ^ mask, upper = (rank & mask) != 0; /* as in the split */
         size_t whole_lo = range_lo[--level], whole_hi = range_hi[level];
         size_t peer_lo = upper ? whole_lo : hi, peer_hi = upper ? lo : whole_hi;

@@ -47,8 +47,10 @@ TUNING
 exchange=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange"
 # Every size on the MPI path in halves (mpi/halves): up to 512 KiB the
-# owners' own reduce-scatter and allgather, the signatures in its messages;
-# beyond it, and with 3 owners (not a power of two), the plain form.
+# owners' own reduce-scatter and allgather, the signatures in its messages
+# (with 2 owners one round each; the last round whole needs hosts apart:
+# run-emu.sh); beyond 512 KiB, and with 3 owners (not a power of two), the
+# plain form.
 halves=$(mktemp)
 echo "0-inf mpi/halves" > "$halves"
 layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
@@ -57,6 +59,7 @@ layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
 3 1 2 serve      DDL_TUNING_FILE=$exchange
 2 2 1 collective DDL_TUNING_FILE=$halves
 3 1 1 serve      DDL_TUNING_FILE=$halves
+2 1 1 collective DDL_TUNING_FILE=$halves
 "
 # Each path and helper mode once, on 1 to 3 nodes (the lane ring, rd and rab,
 # auto, mpi, the model, a tuning file, the exchange, the halves: the lines listed below)

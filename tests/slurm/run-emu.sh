@@ -114,12 +114,17 @@ else
     fail "mpi/after between emulated hosts"; echo "$out" | grep -v "^ " | tail -8
 fi
 # And in halves (mpi/halves: the owners' own reduce-scatter and allgather over
-# TCP, the signatures in its messages): every type right, mismatches found.
+# TCP, the signatures in its messages, the last round whole between the hosts
+# up to 16 KiB): every type right, the test matrix's counts and ops too (only
+# here are the owners' peers on other hosts as MPI sees them), mismatches found.
 halves_band=$DDL_CLUSTER_DIR/halves.conf
 echo "8K-256K mpi/halves" > "$halves_band"
 if out=$(DDL_TUNING_FILE=$halves_band "$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=1 \
         "$top_builddir/ddl-bench" --mode ddl -b 8K -e 256K -f 2 -n 2 -w 1 -d all 2>&1) &&
         grep -q '^# Out of bounds values : 0 OK' <<< "$out" && grep -q 'mpi/halves' <<< "$out" &&
+    out=$(DDL_TUNING_FILE=$halves_band DDL_TEST_QUICK=1 DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 \
+        --gpus-per-node=2 --ddl-lanes=1 "$top_builddir/tests/mpi/ddl-test-allreduce" 2>&1) &&
+        grep -q ", 0 failures" <<< "$out" &&
     out=$(DDL_TUNING_FILE=$halves_band DDL_TIMEOUT=60 "$emu" run timeout 300 srun -N2 --gpus-per-node=2 \
         --ddl-lanes=1 "$top_builddir/tests/mpi/ddl-test-mismatch" 2>&1) && grep -q ", 0 failures" <<< "$out" &&
         grep -q "skipped medium call after repeats, call 1: .*(in halves)" <<< "$out"; then
