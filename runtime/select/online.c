@@ -92,9 +92,9 @@ static int rounds_of(const ddl_online_class_t *k, int i)
  * that is one on this many nodes); the system MPI (and, for
  * messages it could carry, the owners' exchange with the data; where a
  * repeated call may start early, the MPI path without that; where it can,
- * the owners' own allreduce in halves); half and twice the chunk.  While the
- * class decides the multiring's dimensions (job->dims), only ring and rd
- * along the dimension of this stage. */
+ * the owners' own allreduce in halves, and then not the early start); half
+ * and twice the chunk.  While the class decides the multiring's dimensions
+ * (job->dims), only ring and rd along the dimension of this stage. */
 static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, int chunked)
 {
     ddl_online_class_t kept = *k;
@@ -116,13 +116,22 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         } else {
             add(k, job, job->path, 0, 0);
         }
-        if (job->with_mpi)
+        int after = job->with_mpi && class_above_exchange_up_to(job, cls, job->early_max);
+        int halves = job->with_mpi && class_above_exchange_up_to(job, cls, job->halves_max);
+        /* Where the owners' allreduce in halves is a candidate, the early
+         * start is not (mpi/after is the MPI path without it): the halves
+         * hide the signatures' round without MPI_Iallreduce's doubled bytes,
+         * and on links with a burst the early start's best rounds misled the
+         * choice (measured on the emulated rails, a band of each from 16 KiB
+         * to 512 KiB: the early start 0.19-1.03x MPI_Allreduce, erratic;
+         * the halves 0.92-1.48x; mpi/after 0.73-1.00x). */
+        if (job->with_mpi && !(after && halves))
             add(k, job, DDL_ALGO_MPI, 0, 0);
         if (job->with_mpi && class_above_exchange_up_to(job, cls, job->exchange_max))
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_EXCHANGE;
-        if (job->with_mpi && class_above_exchange_up_to(job, cls, job->early_max))
+        if (after)
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_AFTER;
-        if (job->with_mpi && class_above_exchange_up_to(job, cls, job->halves_max))
+        if (halves)
             add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_HALVES;
         if (job->chunks && several && chunked) {
             add(k, job, job->path, 0, -1);

@@ -11,6 +11,7 @@
 
 #include "algo.h"
 #include "online.h"
+#include "paths.h"
 #include "signature.h"
 #include "tuning.h"
 #include "unit.h"
@@ -192,6 +193,22 @@ START_TEST(test_candidates)
      * above 8 KiB that reach down to 512 KiB, last. */
     job.halves_max = DDL_SIG_HALVES_BYTES;
     mpi_form_classes(&job, 18, DDL_MPI_FORM_HALVES, "mpi/halves");
+    /* With the early start too: up to its largest call, mpi/after and the
+     * halves, and no plain form (whose repeated calls would start early). */
+    job.early_max = DDL_MPI_EARLY_MAX_BYTES;
+    ddl_online_init(&o, &job);
+    for (int cls = 12; cls <= 19; cls++) {
+        ddl_online_next(&o, (size_t)1 << cls, 0);
+        const ddl_online_class_t *kc = &o.cls[cls];
+        int forms[DDL_MPI_FORM_HALVES + 1] = {0};
+        for (int i = 0; i < kc->ncand; i++)
+            if (kc->cand[i].algo == DDL_ALGO_MPI)
+                forms[kc->cand[i].mpi_form]++;
+        int both = cls >= 13 && cls <= 17;
+        ck_assert_int_eq(forms[DDL_MPI_FORM_PLAIN], !both);
+        ck_assert_int_eq(forms[DDL_MPI_FORM_AFTER], both);
+        ck_assert_int_eq(forms[DDL_MPI_FORM_HALVES], cls >= 13 && cls <= 18);
+    }
     /* The order of the exploring calls: the MPI path's candidates first, all
      * rounds of each in a row (a lane call just before would leave the helpers
      * spinning into them), then the lane algorithms in turn. */
