@@ -215,6 +215,12 @@ _Static_assert(DDL_SIG_EXCHANGE_BYTES <= DDL_SIG_MESSAGE_BYTES, "the exchange's 
  * three). */
 #define SIG_PIECE_BYTES 4032
 #define SIG_PIECES 3
+/* A longer message goes whole, as MPI_Allreduce's own: its rest would take
+ * the transport's slower path anyway, and the pieces before it cost their
+ * own sends.  The receiver's first receive has room for it, and tells it
+ * from a piece by its length (longer than one). */
+#define SIG_WHOLE_BYTES (SIG_PIECES * SIG_PIECE_BYTES)
+_Static_assert(SIG_WHOLE_BYTES >= SIG_PIECE_BYTES, "a whole message is longer than a piece");
 _Static_assert(SIG_PIECE_BYTES > offsetof(sig_msg_t, data), "the first piece holds the signatures");
 _Static_assert(SIG_PIECES * SIG_PIECE_BYTES >= offsetof(sig_msg_t, data) + DDL_SIG_DATA_BYTES,
                "the data that always rides with the signatures goes in pieces of at most SIG_PIECE_BYTES");
@@ -264,7 +270,7 @@ static int swap_step(void *arg)
         int apart = w->awaited == 0 && n == (int)offsetof(sig_msg_t, data) && (w->recv->key[K_COUNT] & KEY_APART);
         if (apart)
             w->recv->key[K_COUNT] &= ~KEY_APART;
-        else if (n < w->piece || ++w->awaited == w->pieces) {
+        else if (n != w->piece || ++w->awaited == w->pieces) { /* shorter: the last; longer: whole */
             w->awaited = w->pieces;
             break;
         }
@@ -318,7 +324,8 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
     w.awaited = recv ? 0 : w.pieces;
     for (int i = 0; i < 2 * SIG_PIECES; i++)
         w.req[i] = MPI_REQUEST_NULL;
-    if (recv && MPI_Irecv(recv, w.piece, MPI_BYTE, peer, SIG_TAG, comm, &w.req[0]) != MPI_SUCCESS)
+    /* The first receive has room for a whole message (SIG_WHOLE_BYTES). */
+    if (recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &w.req[0]) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
     int64_t head[DDL_SIG_KEY_WORDS]; /* the key apart, marked; sent before this returns */
     if (send && shared && key_apart(send_len)) {
@@ -330,8 +337,9 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
         send = NULL;
     }
-    for (int k = 0, off = 0; send && k < w.pieces; k++) {
-        int n = k < w.pieces - 1 && send_len - off > w.piece ? w.piece : send_len - off;
+    int pieces = send_len > SIG_WHOLE_BYTES ? 1 : w.pieces;
+    for (int k = 0, off = 0; send && k < pieces; k++) {
+        int n = k < pieces - 1 && send_len - off > w.piece ? w.piece : send_len - off;
         if (MPI_Isend((const char *)send + off, n, MPI_BYTE, peer, SIG_TAG, comm, &w.req[SIG_PIECES + k]) != MPI_SUCCESS)
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
         off += n;
