@@ -243,7 +243,8 @@ static int key_apart(int len)
 }
 
 /* One swap with a peer: the receives of the pieces (each posted when the one
- * before it came full, or was the key apart), then the sends. */
+ * before it came full), or of the key apart and then the rest in one; then
+ * the sends. */
 typedef struct {
     MPI_Request req[2 * SIG_PIECES];
     MPI_Comm comm;
@@ -253,6 +254,7 @@ typedef struct {
     int piece;   /* the bytes of a full piece */
     int awaited; /* the piece received next; pieces: all came */
     int got;     /* bytes received so far */
+    int apart;   /* the key came apart: the next message is the last */
 } swap_t;
 
 static int swap_step(void *arg)
@@ -267,14 +269,14 @@ static int swap_step(void *arg)
             return 0;
         MPI_Get_count(&st, MPI_BYTE, &n);
         w->got += n;
-        int apart = w->awaited == 0 && n == (int)offsetof(sig_msg_t, data) && (w->recv->key[K_COUNT] & KEY_APART);
-        if (apart)
+        if (!w->apart && w->got == (int)offsetof(sig_msg_t, data) && (w->recv->key[K_COUNT] & KEY_APART)) {
             w->recv->key[K_COUNT] &= ~KEY_APART;
-        else if (n != w->piece || ++w->awaited == w->pieces) { /* shorter: the last; longer: whole */
+            w->apart = 1;
+            w->awaited = w->pieces - 1; /* the rest, in the last receive */
+        } else if (w->apart || n != w->piece || ++w->awaited == w->pieces) { /* shorter: the last; longer: whole */
             w->awaited = w->pieces;
             break;
         }
-        w->awaited += apart;
         int room = w->awaited < w->pieces - 1 ? w->piece : (int)sizeof(*w->recv) - w->got;
         if (MPI_Irecv((char *)w->recv + w->got, room, MPI_BYTE, w->peer, SIG_TAG, w->comm, &w->req[w->awaited]) !=
             MPI_SUCCESS)
@@ -314,9 +316,11 @@ static ddl_status_t wait_outcome(ddl_status_t st, int peer, const peers_t *p, do
 }
 
 /* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
- * (either may be NULL), within the deadline; *got: the bytes received. */
-static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int send_len, sig_msg_t *recv, int *got,
-                         const peers_t *p, double timeout, const _Atomic int32_t *abort)
+ * (either may be NULL), within the deadline; *got: the bytes received.
+ * data: where the message's data is, when not in send after the key (it
+ * then goes apart from the key, uncopied). */
+static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, const void *data, int send_len,
+                         sig_msg_t *recv, int *got, const peers_t *p, double timeout, const _Atomic int32_t *abort)
 {
     int shared = shares_host(p, peer);
     swap_t w = {.comm = comm, .peer = peer, .recv = recv, .pieces = shared ? SIG_PIECES : 1,
@@ -328,11 +332,11 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, int sen
     if (recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &w.req[0]) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
     int64_t head[DDL_SIG_KEY_WORDS]; /* the key apart, marked; sent before this returns */
-    if (send && shared && key_apart(send_len)) {
+    if (send && (data || (shared && key_apart(send_len)))) {
         memcpy(head, send->key, sizeof(head));
         head[K_COUNT] |= KEY_APART;
         if (MPI_Isend(head, (int)sizeof(head), MPI_BYTE, peer, SIG_TAG, comm, &w.req[SIG_PIECES]) != MPI_SUCCESS ||
-            MPI_Isend(send->data, send_len - (int)sizeof(head), MPI_BYTE, peer, SIG_TAG, comm,
+            MPI_Isend(data ? data : send->data, send_len - (int)sizeof(head), MPI_BYTE, peer, SIG_TAG, comm,
                       &w.req[SIG_PIECES + 1]) != MPI_SUCCESS)
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
         send = NULL;
@@ -404,20 +408,20 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
         group = 1; /* the groups are not the doubling's blocks: every round runs */
     ddl_status_t st = DDL_OK;
     if (rank >= core) { /* an extra rank: in through its partner, and the result back */
-        st = swap(comm, rank - core, mine, len, NULL, &got, &peers, timeout, abort);
+        st = swap(comm, rank - core, mine, NULL, len, NULL, &got, &peers, timeout, abort);
         if (st == DDL_OK)
-            st = swap(comm, rank - core, NULL, 0, mine, &got, &peers, timeout, abort);
+            st = swap(comm, rank - core, NULL, NULL, 0, mine, &got, &peers, timeout, abort);
     } else {
         if (rank + core < size &&
-            (st = swap(comm, rank + core, NULL, 0, theirs, &got, &peers, timeout, abort)) == DDL_OK)
+            (st = swap(comm, rank + core, NULL, NULL, 0, theirs, &got, &peers, timeout, abort)) == DDL_OK)
             combine_msg(mine, theirs, got, 1);
         for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
-            if ((st = swap(comm, peer, mine, len, theirs, &got, &peers, timeout, abort)) == DDL_OK)
+            if ((st = swap(comm, peer, mine, NULL, len, theirs, &got, &peers, timeout, abort)) == DDL_OK)
                 combine_msg(mine, theirs, got, rank < peer);
         }
         if (st == DDL_OK && rank + core < size)
-            st = swap(comm, rank + core, mine, len, NULL, &got, &peers, timeout, abort);
+            st = swap(comm, rank + core, mine, NULL, len, NULL, &got, &peers, timeout, abort);
     }
     if (st == DDL_OK) {
         memcpy(x->key, mine->key, sizeof(x->key));
@@ -475,20 +479,29 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
         size_t mid = lo + (hi - lo) / 2;
         size_t keep_lo = top_whole || !upper ? lo : mid, keep_hi = top_whole || upper ? hi : mid;
         size_t send_lo = top_whole || upper ? lo : mid, send_hi = top_whole || !upper ? hi : mid;
-        /* The data goes only while every key met so far is this one. */
+        /* The data goes only while every key met so far is this one; a
+         * long range apart from the key, uncopied (SIG_WHOLE_BYTES). */
         int with_data = data && agreed(mine->key);
         size_t sent = with_data ? (send_hi - send_lo) * esize : 0, want = (keep_hi - keep_lo) * esize;
-        if (sent)
+        const unsigned char *apart = sent > SIG_WHOLE_BYTES ? src + send_lo * esize : NULL;
+        if (sent && !apart)
             memcpy(mine->data, src + send_lo * esize, sent);
-        st = swap(comm, peer, mine, (int)(offsetof(sig_msg_t, data) + sent), theirs, &got, &peers, timeout, abort);
+        st = swap(comm, peer, mine, apart, (int)(offsetof(sig_msg_t, data) + sent), theirs, &got, &peers, timeout,
+                  abort);
         if (st != DDL_OK)
             break;
         if (!agreed(mine->key) || !same_key(mine->key, theirs->key) ||
             (with_data && (size_t)got != offsetof(sig_msg_t, data) + want)) {
             mine->key[K_REST] = DISAGREE;
         } else if (with_data && want) { /* the lower rank's operand first, as the exchange */
+            /* After the last round's compare every key met is this one, all
+             * the owners': its range is the call's result, reduced straight
+             * into it (the caller's buffer is read only in the first round,
+             * and a send from it has completed). */
+            int final = mask == size >> 1 && ddl_sig_from_key(mine->key).bad == 0;
             const unsigned char *a = src + keep_lo * esize, *b = theirs->data;
-            fn(vec + keep_lo * esize, rank < peer ? a : b, rank < peer ? b : a, keep_hi - keep_lo);
+            fn((final ? (unsigned char *)result : vec) + keep_lo * esize, rank < peer ? a : b, rank < peer ? b : a,
+               keep_hi - keep_lo);
         }
         range_lo[level] = lo;
         range_hi[level] = hi;
@@ -501,7 +514,8 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
     if (st != DDL_OK || !data || !agreed(mine->key) || ddl_sig_from_key(mine->key).bad != 0)
         return st;
     unsigned char *out = result;
-    memcpy(out + lo * esize, (size == 1 ? src : vec) + lo * esize, (hi - lo) * esize);
+    if (size == 1 && out != src) /* no round reduced into it */
+        memcpy(out, src, (hi - lo) * esize);
     if (top_whole) /* that round gathered nothing to give back */
         level--;
     for (int mask = 1 << level >> 1; mask >= 1; mask >>= 1) {
