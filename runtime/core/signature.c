@@ -200,19 +200,19 @@ _Static_assert(DDL_SIG_EXCHANGE_BYTES <= DDL_SIG_MESSAGE_BYTES, "the exchange's 
 
 #define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
 
-/* Between ranks that MPI reaches through shared memory a message goes in
- * pieces of at most this many bytes, so that a call's data up to 8 KiB
- * (DDL_SIG_DATA_BYTES) never waits for its receiver: Open MPI's shared-memory
- * transport sends at most 4 KiB at once (btl_vader_eager_limit, its header
- * included; measured between 2 virtual nodes: 4 KiB took 2.2 us as one
- * message against MPI_Allreduce's 1.0 us, and 1.0 us with the limit raised to
- * 8 KiB).  A full piece says that another follows (possibly empty), up to
- * SIG_PIECES, whose last holds the rest: the receiver learns of each from the
- * lengths alone, so ranks that called differently still match every message.
- * Between hosts a message is one piece: the network transports send up to 64
- * KiB at once, and there the pieces cost (measured on the emulated 2 x 2 x 2
- * cluster: 16 KiB 1.33-1.48x MPI_Allreduce as one message, 0.95-0.99x in
- * three). */
+/* Between ranks that MPI reaches through shared memory a message of up to
+ * SIG_WHOLE_BYTES goes in pieces of at most this many bytes, so that a call's
+ * data up to 8 KiB (DDL_SIG_DATA_BYTES) never waits for its receiver: Open
+ * MPI's shared-memory transport sends at most 4 KiB at once
+ * (btl_vader_eager_limit, its header included; measured between 2 virtual
+ * nodes: 4 KiB took 2.2 us as one message against MPI_Allreduce's 1.0 us, and
+ * 1.0 us with the limit raised to 8 KiB).  A full piece says that another
+ * follows (possibly empty), up to SIG_PIECES, whose last holds the rest: the
+ * receiver learns of each from the lengths alone, so ranks that called
+ * differently still match every message.  Between hosts a message is one
+ * piece: the network transports send up to 64 KiB at once, and there the
+ * pieces cost (measured on the emulated 2 x 2 x 2 cluster: 16 KiB 1.33-1.48x
+ * MPI_Allreduce as one message, 0.95-0.99x in three). */
 #define SIG_PIECE_BYTES 4032
 #define SIG_PIECES 3
 /* A longer message goes whole, as MPI_Allreduce's own: its rest would take

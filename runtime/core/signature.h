@@ -127,9 +127,10 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
  * each carry the key, as the exchange's rounds do (the same peers, so ranks
  * in either form still match), then, once every key agreed, an allgather by
  * recursive doubling straight into result.  The last round swaps its whole
- * range where it is small and the peer on another host (signature.c), and
- * the allgather then skips it.  As many bytes as Open MPI's own
- * allreduce sends for these sizes, and no round of signatures of its own.
+ * range where it is small and the peer on another host (signature.c), and the
+ * allgather then skips it; it reduces straight into result, and long ranges
+ * go from where they are, apart from the key.  As many bytes as Open MPI's
+ * own allreduce sends for these sizes, and no round of signatures of its own.
  * s->lane_algo is DDL_SIG_HALVES; data (s->count elements, at most
  * DDL_SIG_HALVES_BYTES) NULL when this rank cannot use its buffers (its key
  * says so).  Otherwise as ddl_sig_exchange_data, group 1. */
