@@ -183,7 +183,7 @@ START_TEST(test_candidates)
      * (8 KiB) that reach down to 128 KiB also time the MPI path without the
      * early start, last of the MPI path's candidates; on one host, none. */
     job = two_nodes;
-    job.early_max = (size_t)128 << 10;
+    job.early_max = DDL_MPI_EARLY_MAX_BYTES;
     mpi_form_classes(&job, 17, DDL_MPI_FORM_AFTER, "mpi/after");
     job.early_max = 0;
     ddl_online_init(&o, &job);
@@ -200,7 +200,7 @@ START_TEST(test_candidates)
     for (int cls = 12; cls <= 19; cls++) {
         ddl_online_next(&o, (size_t)1 << cls, 0);
         const ddl_online_class_t *kc = &o.cls[cls];
-        int forms[DDL_MPI_FORM_HALVES + 1] = {0};
+        int forms[DDL_MPI_FORM_COUNT] = {0};
         for (int i = 0; i < kc->ncand; i++)
             if (kc->cand[i].algo == DDL_ALGO_MPI)
                 forms[kc->cand[i].mpi_form]++;
