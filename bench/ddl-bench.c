@@ -600,8 +600,11 @@ static void print_phases(const bench_t *b, const ddl_phase_stats_t *before, int 
     if (calls == 0)
         return;
     printf("#   phases, rank 0, us per lane call (%llu calls):", calls);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         printf("%s %s %.1f", i ? "," : "", now[i].name, (now[i].seconds - before[i].seconds) / (double)calls * 1e6);
+        if (now[i].calls - before[i].calls != calls) /* a phase of some of the calls (early) */
+            printf(" (%llu calls)", now[i].calls - before[i].calls);
+    }
     printf("\n");
 }
 

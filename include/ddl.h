@@ -203,15 +203,18 @@ int ddl_comm_stats(const ddl_comm_t *comm, ddl_dim_stats_t *stats, int max);
  * write-back), results barrier, copy out; then a call's fixed cost before its
  * data moves, across those: queued (a request, from ddl_iallreduce to the
  * lane path taking it up) and start (from there to its first chunk handed to
- * the transport; on one node to the node's reduce).  name is a static
- * string. */
+ * the transport, whose first bytes leave then; on one node to the node's
+ * reduce); last, early: the calls between nodes whose first chunk left
+ * before the nodes' signatures agreed (a repeat of a call they agreed on
+ * before), and their time from then until the signatures agreed.  name is a
+ * static string. */
 typedef struct {
     const char *name;
     double seconds;
-    unsigned long long calls; /* lane-path calls counted */
+    unsigned long long calls; /* lane-path calls counted (early: those that started early) */
 } ddl_phase_stats_t;
 
-/* Fills at most max entries (11 phases); returns their number, or a negative status. */
+/* Fills at most max entries (12 phases); returns their number, or a negative status. */
 int ddl_comm_phases(const ddl_comm_t *comm, ddl_phase_stats_t *phases, int max);
 /* Resets both the traffic and the phase counters. */
 void ddl_comm_stats_reset(ddl_comm_t *comm);

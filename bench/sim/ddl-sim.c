@@ -157,7 +157,9 @@ static ddl_status_t sim_start(void *ctx, int slot, void *buf, size_t n)
     const sim_opts_t *o = r->o;
     ddl_sched_t *s = &r->sched[slot];
     int nsteps = ddl_steps_build(&r->plan, r->node, o->nodes, n, sizeof(float), s->steps, &r->algo, r->dims);
-    ddl_sched_start(s, nsteps, buf, r->tmp[slot], sizeof(float), sim_reduce);
+    ddl_sched_start(s, SIM_TAG + slot, 0, nsteps, buf, r->tmp[slot], sizeof(float), sim_reduce);
+    if (ddl_sched_progress(s) < 0) /* as host_p2p.c: the first step leaves at once */
+        return DDL_ERR_MPI;
     return nsteps > 0 || o->nodes < 2 || n == 0 ? DDL_OK : DDL_ERR_INTERNAL;
 }
 
@@ -223,7 +225,7 @@ static ddl_status_t sim_call(sim_rank_t *r, size_t count, size_t *chunk_out)
             for (size_t e = 0; e < chunk / sizeof(float) + 1; e++)
                 r->scratch[i][e] = r->tmp[i][e] = NAN;
     ddl_pipeline_ops_t ops = {sim_fill, sim_drain, r};
-    ddl_pipeline_link_t link = {sim_start, sim_finish, NULL, r};
+    ddl_pipeline_link_t link = {.start = sim_start, .finish = sim_finish, .ctx = r};
     double stages[DDL_STAGES] = {0};
     return ddl_pipeline_drive((size_t)o->inflight, &plan, off, sizeof(float), &ops, &link, stages);
 }
@@ -433,7 +435,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < o.inflight; i++) {
             r.scratch[i] = o.check ? malloc(slot_bytes) : (float *)(shared_block + (size_t)(2 * i) * slot_bytes);
             r.tmp[i] = o.check ? malloc(slot_bytes) : (float *)(shared_block + (size_t)(2 * i + 1) * slot_bytes);
-            if (!r.scratch[i] || !r.tmp[i] || ddl_sched_init(&r.sched[i], r.lane, SIM_TAG + i, max_steps(&o), NULL) != DDL_OK) {
+            if (!r.scratch[i] || !r.tmp[i] || ddl_sched_init(&r.sched[i], r.lane, max_steps(&o), NULL) != DDL_OK) {
                 fprintf(stderr, "ddl-sim: rank %d cannot allocate its chunk buffers\n", rank);
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }

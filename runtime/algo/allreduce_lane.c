@@ -394,6 +394,9 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             /* The first meeting is the call's: every rank shows which call it
              * is in and how it was called, whatever path it chose. */
             int split;
+            ddl_mailbox_t *box = &c->node.ctrl->slots[in->local_rank].box[seq & 1];
+            if (in->local_rank == 0 && in->nnodes > 1) /* the node's decision, seen by all once it meets */
+                box->early = ddl_lane_early_choose(c, &sig);
             ddl_node_publish(&c->node, &sig, seq, 1);
             if ((st = ddl_node_meet(&c->node, seq, &split)) != DDL_OK)
                 break;
@@ -405,6 +408,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         lap(c, DDL_PH_BARRIER_IN, &last);
         if (r0 == 0 && (st = check_signatures(c, call, seq)) != DDL_OK)
             return st;
+        call->early = r0 == 0 && call->sig_pending ? c->node.ctrl->slots[0].box[seq & 1].early : 0;
         lap(c, DDL_PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
@@ -443,6 +447,8 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
         lap(c, DDL_PH_COPY_OUT, &last);
     }
+    if (st == DDL_OK && in->nnodes > 1)
+        ddl_lane_early_learn(c, &call->node_sig); /* agreed by every node */
     double ph[CALL_PHASES];
     for (int i = 0; i < CALL_PHASES; i++)
         ph[i] = c->phase_seconds[i] - before[i];

@@ -59,6 +59,19 @@ void ddl_mpi_early_learn(ddl_comm_t *c, const ddl_call_t *call);
 void ddl_mpi_early_stop(ddl_comm_t *c);
 void ddl_mpi_early_free(ddl_comm_t *c);
 
+/* The lanes' early first chunk between nodes (lane_early.c), decided by
+ * local rank 0 for its node: choose, before the node meets, gives the key
+ * under which the call's first chunks leave before the owners' exchange (a
+ * call whose signature, but for its number, the nodes agreed on before), or
+ * 0.  learn, after every lane call between nodes that agreed: the history
+ * the next choice reads.  stop, after every call that failed on an owner,
+ * whatever its path: no call starts early again. */
+ddl_status_t ddl_lane_early_init(ddl_comm_t *c); /* at creation: owners between nodes */
+int ddl_lane_early_choose(const ddl_comm_t *c, const ddl_sig_t *sig);
+void ddl_lane_early_learn(ddl_comm_t *c, const ddl_sig_t *node_sig);
+void ddl_lane_early_stop(ddl_comm_t *c);
+void ddl_lane_early_free(ddl_comm_t *c);
+
 /* The smallest messages (allreduce_inline.c): does this call's data travel
  * with its signature, through the control block on one node or in the
  * signature exchange between nodes (the same answer on every owner that

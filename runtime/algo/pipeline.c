@@ -39,9 +39,12 @@ ddl_status_t ddl_pipeline_drive(size_t depth, const ddl_chunks_t *plan, size_t o
             if ((st = ops->fill(ops->ctx, i, off + co, cn, &buf[i])) != DDL_OK)
                 break;
             stage_done(stage_seconds, DDL_STAGE_FILL, t0, k, cn * esize);
-            if (k == 0 && link->ready && (st = link->ready(link->ctx)) != DDL_OK)
+            int early = k == 0 && link->early && link->early(link->ctx);
+            if (k == 0 && !early && link->ready && (st = link->ready(link->ctx)) != DDL_OK)
                 break;
             if ((st = link->start(link->ctx, i, buf[i], cn)) != DDL_OK)
+                break;
+            if (early && link->ready && (st = link->ready(link->ctx)) != DDL_OK)
                 break;
         }
         if (k + 1 >= depth && k + 1 - depth < plan->count) {

@@ -34,8 +34,11 @@ typedef struct {
 typedef struct {
     ddl_status_t (*start)(void *ctx, int slot, void *buf, size_t n);
     ddl_status_t (*finish)(void *ctx, int slot, void *buf, size_t n);
-    /* Once, after the first chunk is filled and before anything moves (may be NULL). */
+    /* Once, after the first chunk is filled: before it starts, or right after
+     * where early says it may leave first (ready then stops that chunk itself
+     * if it fails).  Either may be NULL: ready before the first start. */
     ddl_status_t (*ready)(void *ctx);
+    int (*early)(void *ctx);
     void *ctx;
 } ddl_pipeline_link_t;
 
@@ -50,9 +53,10 @@ ddl_status_t ddl_pipeline_drive(size_t depth, const ddl_chunks_t *plan, size_t o
                                 double *stage_seconds);
 
 /* The lane's pipeline through transport t for call (its type, op and plan):
- * the driver with the communicator's DDL_INFLIGHT and phase counters.  The call's signature, on its way between
- * nodes, is waited for after the first chunk has been filled, before anything
- * moves. */
+ * the driver with the communicator's DDL_INFLIGHT and phase counters.  The
+ * call's signature, on its way between nodes, is waited for after the first
+ * chunk has been filled: before it leaves, or, for a call that starts early
+ * (call->early), right after; always before any chunk is finished. */
 ddl_status_t ddl_pipeline_run(struct ddl_comm *c, ddl_call_t *call, const struct ddl_transport *t,
                               const ddl_chunks_t *plan, size_t off, const ddl_pipeline_ops_t *ops);
 

@@ -4,9 +4,11 @@
  * DDL_INFLIGHT and phase counters. */
 #include "config.h"
 
+#include "clock.h"
 #include "comm.h"
 #include "paths.h"
 #include "pipeline.h"
+#include "trace.h"
 #include "transport.h"
 
 _Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES,
@@ -17,13 +19,28 @@ struct transport_link {
     ddl_comm_t *c;
     ddl_call_t *call;
     const ddl_transport_t *t;
+    int early_slot; /* the slot of the chunk started before the signatures; -1: none */
+    double early_at; /* when it started */
 };
+
+/* The first chunk may leave before the owners' exchange where the node
+ * decided so (call->early) and the transport can abandon it. */
+static int link_early(void *ctx)
+{
+    const struct transport_link *l = ctx;
+    return l->call->sig_pending && l->call->early > 0 && l->t->abandon;
+}
 
 static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
 {
-    const struct transport_link *l = ctx;
+    struct transport_link *l = ctx;
     ddl_lane_started(l->c, l->call);
-    return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, n, l->call->dtype, l->call->op);
+    int early = link_early(l) ? l->call->early : 0; /* false once the signatures have agreed */
+    if (early) {
+        l->early_slot = slot;
+        l->early_at = ddl_now();
+    }
+    return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, n, l->call->dtype, l->call->op, early);
 }
 
 static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)
@@ -35,14 +52,27 @@ static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)
 static ddl_status_t link_ready(void *ctx)
 {
     const struct transport_link *l = ctx;
-    return ddl_comm_finish_signature(l->c, l->call);
+    ddl_status_t st = ddl_comm_finish_signature(l->c, l->call);
+    if (l->early_slot >= 0) {
+        double now = ddl_now();
+        l->c->early_calls++;
+        l->c->phase_seconds[DDL_PH_EARLY] += now - l->early_at;
+        ddl_trace_event(ddl_phase_names[DDL_PH_EARLY], l->early_at, now, NULL);
+    }
+    if (st != DDL_OK && l->early_slot >= 0) {
+        ddl_status_t left = l->t->abandon(l->c, l->early_slot);
+        if (left != DDL_OK)
+            return left;
+    }
+    return st;
 }
 
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, ddl_call_t *call, const ddl_transport_t *t, const ddl_chunks_t *plan,
                               size_t off, const ddl_pipeline_ops_t *ops)
 {
-    struct transport_link l = {c, call, t};
-    ddl_pipeline_link_t link = {link_start, link_finish, link_ready, &l};
+    struct transport_link l = {c, call, t, -1, 0};
+    ddl_pipeline_link_t link = {.start = link_start, .finish = link_finish, .ready = link_ready, .early = link_early,
+                                .ctx = &l};
     return ddl_pipeline_drive((size_t)c->set.inflight, plan, off, ddl_dtype_size(call->dtype), ops, &link,
                               &c->phase_seconds[DDL_PH_REDUCE]);
 }

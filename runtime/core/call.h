@@ -38,6 +38,8 @@ typedef struct {
     uint32_t seq;           /* the call number its signature carries */
     int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
     ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */
+    int early;              /* lane path between nodes: the key under which the first chunk leaves before the
+                               owners' exchange (algo/lane_early.c); 0: after it */
     double lane_at;         /* lane path: when it took the call up (the start phase runs from here) */
     int started;            /* lane path: its first chunk went out (staged calls go in rounds) */
 } ddl_call_t;

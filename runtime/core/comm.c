@@ -73,7 +73,8 @@ int ddl_comm_phases(const ddl_comm_t *c, ddl_phase_stats_t *phases, int max)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_phases: not a live communicator, or no room for phases");
     int n = 0;
     for (; n < DDL_PH_COUNT && n < max; n++)
-        phases[n] = (ddl_phase_stats_t){ddl_phase_names[n], c->phase_seconds[n], c->lane_calls};
+        phases[n] = (ddl_phase_stats_t){ddl_phase_names[n], c->phase_seconds[n],
+                                        n == DDL_PH_EARLY ? c->early_calls : c->lane_calls};
     return n;
 }
 
@@ -84,6 +85,7 @@ void ddl_comm_stats_reset(ddl_comm_t *c)
     memset(c->counts, 0, sizeof(c->counts));
     memset(c->phase_seconds, 0, sizeof(c->phase_seconds));
     c->lane_calls = 0;
+    c->early_calls = 0;
 }
 
 MPI_Comm ddl_comm_owners(const ddl_comm_t *c)

@@ -37,6 +37,8 @@ struct ddl_comm {
     MPI_Comm owners_app;         /* ddl_comm_owners: the application's, apart from the runtime's */
     struct ddl_mpi_early *mpi_early; /* the MPI path's early starts between hosts (algo/mpi_early.c);
                                       * NULL where the owners share one host */
+    struct ddl_lane_early *lane_early; /* owners between nodes: the lanes' early first chunks
+                                        * (algo/lane_early.c); else NULL */
     ddl_comm_info_t info;
     ddl_helper_mode_t helper_mode;
     ddl_settings_t set;
@@ -68,12 +70,15 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
     size_t scratch_bytes;
+    void *left_to_mpi;           /* a tmp that an abandoned early chunk's receive may still write (host_p2p.c):
+                                  * never freed, never reused */
     struct ddl_online *online;   /* online selection (and DDL_EXPLORE): what each size class measured and chose */
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     double phase_seconds[DDL_PH_COUNT]; /* lane-path calls, phase by phase (ddl_comm_phases) */
     unsigned long long lane_calls;
+    unsigned long long early_calls; /* lane calls whose first chunk left before the signatures (DDL_PH_EARLY) */
     struct ddl_sched *sched;     /* [DDL_NSCHED] between nodes; NULL on one node */
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */

@@ -59,6 +59,9 @@ typedef struct {
      * 0.60 us for 8 B when the data began at byte 52). */
     _Alignas(8) unsigned char data[DDL_INLINE_BYTES];
     int32_t verdict;                   /* how the call of verdict_seq's owners' exchange ended (ddl_status_t) */
+    int32_t early;                     /* local rank 0, lane path between nodes: the key under which the
+                                        * node's first chunks of call seq leave before the owners'
+                                        * exchange (algo/lane_early.c); 0: after it */
 } ddl_mailbox_t;
 _Static_assert(offsetof(ddl_mailbox_t, data) == 32, "32 bytes of data share the mailbox's first line");
 

@@ -198,8 +198,10 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     st = paths[algo](c, call);
     if (counted && c->info.role == DDL_ROLE_OWNER)
         ddl_node_ring_outcome(&c->node, st);
-    if (st != DDL_OK && c->info.role == DDL_ROLE_OWNER && c->info.nnodes > 1)
+    if (st != DDL_OK && c->info.role == DDL_ROLE_OWNER && c->info.nnodes > 1) {
         ddl_mpi_early_stop(c);
+        ddl_lane_early_stop(c);
+    }
     return ddl_select_record(c, call, bytes, timed ? ddl_now() - start : -1, st);
 }
 

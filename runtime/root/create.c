@@ -105,6 +105,7 @@ static void release(ddl_comm_t *c)
     free(c->world_of_owner);
     free(c->shm_host);
     ddl_mpi_early_free(c);
+    ddl_lane_early_free(c); /* left_to_mpi stays: MPI may still write it */
     free_comm(&c->owners_app);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
@@ -399,7 +400,7 @@ static ddl_status_t setup_lanes(ddl_comm_t *c)
         c->tmp[i] = aligned_alloc(64, c->scratch_bytes);
         if (!c->scratch[i] || !c->tmp[i])
             return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
-        ddl_status_t st = ddl_sched_init(&c->sched[i], c->lane_comm, i, max_steps, c->counts);
+        ddl_status_t st = ddl_sched_init(&c->sched[i], c->lane_comm, max_steps, c->counts);
         if (st != DDL_OK)
             return st;
     }
@@ -532,6 +533,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     DDL_CHECK_GOTO(make_layout(c, cfg), st, fail);
     DDL_CHECK_GOTO(gather_names(c, shm_first), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_mpi_early_init(c)), st, fail);
+    DDL_CHECK_GOTO(agree(c, ddl_lane_early_init(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, ddl_bootstrap_check(c)), st, fail);
     DDL_CHECK_GOTO(agree(c, check_grid(c)), st, fail);
     DDL_CHECK_GOTO(grid_from_slurm(c), st, fail);

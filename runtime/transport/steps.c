@@ -3,20 +3,21 @@
  * point-to-point without blocking.  Uses core's reductions and traces. */
 #include "config.h"
 
-#include <stdlib.h>
-
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "node.h"
 #include "steps.h"
 #include "trace.h"
 
-ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps, ddl_dim_count_t *counts)
+ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int max_steps, ddl_dim_count_t *counts)
 {
     s->counts = counts;
     s->comm = comm;
-    s->tag = tag;
+    s->tag = 0;
+    s->early = 0;
     s->steps = calloc((size_t)max_steps, sizeof(*s->steps));
     s->nsteps = s->cur = s->posted = 0;
     s->nreq = 0;
@@ -29,8 +30,11 @@ void ddl_sched_fini(ddl_sched_t *s)
     s->steps = NULL;
 }
 
-void ddl_sched_start(ddl_sched_t *s, int nsteps, void *buf, void *tmp, size_t esize, ddl_reduce_fn_t fn)
+void ddl_sched_start(ddl_sched_t *s, int tag, int early, int nsteps, void *buf, void *tmp, size_t esize,
+                     ddl_reduce_fn_t fn)
 {
+    s->tag = tag;
+    s->early = early;
     s->nsteps = nsteps;
     s->cur = 0;
     s->posted = 0;
@@ -40,12 +44,18 @@ void ddl_sched_start(ddl_sched_t *s, int nsteps, void *buf, void *tmp, size_t es
     s->fn = fn;
 }
 
+/* Does the current step receive into tmp (to combine, or as an early first step)? */
+static int into_tmp(const ddl_sched_t *s, const ddl_step_t *st)
+{
+    return st->combine != DDL_COMBINE_NONE || (s->early && s->cur == 0);
+}
+
 static int post(ddl_sched_t *s)
 {
     const ddl_step_t *st = &s->steps[s->cur];
     s->nreq = 0;
     if (st->recv_peer >= 0) {
-        char *dst = st->combine == DDL_COMBINE_NONE ? s->buf + st->recv_off * s->esize : s->tmp;
+        char *dst = into_tmp(s, st) ? s->tmp : s->buf + st->recv_off * s->esize;
         if (MPI_Irecv(dst, (int)(st->recv_n * s->esize), MPI_BYTE, st->recv_peer, s->tag, s->comm,
                       &s->req[s->nreq++]) != MPI_SUCCESS)
             return DDL_ERR_MPI;
@@ -90,10 +100,28 @@ int ddl_sched_progress(ddl_sched_t *s)
             s->fn(dst, s->tmp, dst, st->recv_n);
         else if (st->combine == DDL_COMBINE_RECV_SECOND)
             s->fn(dst, dst, s->tmp, st->recv_n);
+        else if (st->recv_peer >= 0 && into_tmp(s, st))
+            memcpy(dst, s->tmp, st->recv_n * s->esize);
         s->cur++;
         s->posted = 0;
     }
     return 1;
+}
+
+void ddl_sched_abandon(ddl_sched_t *s)
+{
+    if (s->cur < s->nsteps && s->posted) {
+        for (int i = 0; i < s->nreq; i++) {
+            if (s->req[i] == MPI_REQUEST_NULL)
+                continue;
+            if (i == 0 && s->steps[s->cur].recv_peer >= 0) /* post() puts the receive first */
+                MPI_Cancel(&s->req[i]);
+            MPI_Request_free(&s->req[i]);
+        }
+    }
+    s->nreq = 0;
+    s->cur = s->nsteps;
+    s->posted = 0;
 }
 
 int ddl_sched_waiting_for(const ddl_sched_t *s)

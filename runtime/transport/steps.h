@@ -45,7 +45,10 @@ static inline int ddl_log2_floor(size_t v)
 
 typedef struct ddl_sched {
     MPI_Comm comm;
-    int tag;
+    int tag;           /* this chunk's messages (ddl_sched_start) */
+    int early;         /* started before its call's agreement: the first step receives into tmp
+                          (copied to buf where it does not combine), the one buffer that
+                          ddl_sched_abandon may leave to MPI */
     ddl_step_t *steps; /* capacity fixed at init */
     int nsteps, cur, posted;
     char *buf, *tmp;
@@ -58,14 +61,21 @@ typedef struct ddl_sched {
     ddl_dim_count_t *counts; /* [DDL_GRID_MAX_DIMS], owned by the communicator */
 } ddl_sched_t;
 
-ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int tag, int max_steps, ddl_dim_count_t *counts);
+ddl_status_t ddl_sched_init(ddl_sched_t *s, MPI_Comm comm, int max_steps, ddl_dim_count_t *counts);
 void ddl_sched_fini(ddl_sched_t *s);
-/* Take over a built step list on buf (with tmp as large as any receive). */
-void ddl_sched_start(ddl_sched_t *s, int nsteps, void *buf, void *tmp, size_t esize, ddl_reduce_fn_t fn);
+/* Take over a built step list on buf (with tmp as large as any receive), its
+ * messages under tag; early: see ddl_sched_t. */
+void ddl_sched_start(ddl_sched_t *s, int tag, int early, int nsteps, void *buf, void *tmp, size_t esize,
+                     ddl_reduce_fn_t fn);
 /* Advance as far as possible without blocking: 1 when done, 0 while in flight,
  * or a negative ddl_status_t. */
 int ddl_sched_progress(ddl_sched_t *s);
 /* The lane rank the current step waits for (-1 when none). */
 int ddl_sched_waiting_for(const ddl_sched_t *s);
+/* Stop an early schedule where it stands, without waiting (its call's
+ * ranks disagreed, and a peer may never answer): the pending receive is
+ * cancelled and both requests are left to MPI, so a receive already matched
+ * may still complete into tmp, which the caller must leave to MPI too. */
+void ddl_sched_abandon(ddl_sched_t *s);
 
 #endif

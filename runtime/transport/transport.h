@@ -36,11 +36,17 @@ typedef struct ddl_transport {
     int (*usable)(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
     /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`)
      * with the call's plan (its lane algorithm, or the grid's), whose steps
-     * `steps` builds. */
+     * `steps` builds; its first bytes leave now.  early: 0, or the key under
+     * which a chunk goes before its call's agreement (algo/lane_early.c): its
+     * messages meet only those of calls started under the same key. */
     ddl_status_t (*start)(struct ddl_comm *c, const ddl_call_plan_t *plan, ddl_steps_fn steps, int slot, void *buf,
-                          size_t n, ddl_dtype_t dtype, ddl_redop_t op);
+                          size_t n, ddl_dtype_t dtype, ddl_redop_t op, int early);
     /* Wait until buf holds the lane's result (every wait has DDL_TIMEOUT). */
     ddl_status_t (*finish)(struct ddl_comm *c, int slot, void *buf, size_t n, ddl_dtype_t dtype);
+    /* The call of an early chunk failed its agreement: stop the chunk without
+     * waiting for peers that may never answer, leaving to MPI whatever it may
+     * still write.  NULL: this transport never starts a chunk early. */
+    ddl_status_t (*abandon)(struct ddl_comm *c, int slot);
 } ddl_transport_t;
 
 extern const ddl_transport_t ddl_transport_host_p2p;

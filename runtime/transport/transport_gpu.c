@@ -15,14 +15,15 @@
 
 /* staged: through the slot's pinned host buffer and the host-p2p row. */
 static ddl_status_t staged_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
-                                 size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+                                 size_t n, ddl_dtype_t dtype, ddl_redop_t op, int early)
 {
+    (void)early; /* never early: no abandon */
     cudaError_t rc = cudaMemcpyAsync(c->scratch[slot], buf, n * ddl_dtype_size(dtype), cudaMemcpyDeviceToHost,
                                      c->gpu->stream);
     if (rc != cudaSuccess)
         return ddl_cuda_error(rc, "copying a chunk to the host");
     ddl_status_t st = ddl_gpu_wait(c, "the device-to-host copy");
-    return st == DDL_OK ? ddl_transport_host_p2p.start(c, plan, build, slot, c->scratch[slot], n, dtype, op) : st;
+    return st == DDL_OK ? ddl_transport_host_p2p.start(c, plan, build, slot, c->scratch[slot], n, dtype, op, 0) : st;
 }
 
 static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
@@ -40,9 +41,10 @@ static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, 
 
 /* cuda-mpi: MPI_Iallreduce on the device chunk once the reduction kernel is done. */
 static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
-                              size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+                              size_t n, ddl_dtype_t dtype, ddl_redop_t op, int early)
 {
     (void)plan, (void)build; /* the MPI library chooses its own algorithm */
+    (void)early;             /* never early: no abandon */
     MPI_Datatype type;
     MPI_Op mop;
     ddl_mpi_native(dtype, op, &type, &mop); /* ddl_transport_for checked that MPI has them */
@@ -66,9 +68,10 @@ static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl
  * orders it with the averaging and the copies out (ddl_gpu_wait at the end
  * watches NCCL's error state). */
 static ddl_status_t nccl_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
-                               size_t n, ddl_dtype_t dtype, ddl_redop_t op)
+                               size_t n, ddl_dtype_t dtype, ddl_redop_t op, int early)
 {
     (void)plan, (void)build, (void)slot; /* NCCL chooses its own algorithm; the stream orders the slots */
+    (void)early;                         /* never early: no abandon */
     struct ddl_gpu *g = c->gpu;
     ddl_status_t st = DDL_OK;
     if (!g->nccl && (st = ddl_nccl_create(c->lane_comm, c->set.timeout, &g->nccl)) != DDL_OK)
@@ -103,6 +106,6 @@ static int nccl_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_r
     return device && c->set.gpu_transport == DDL_GPU_NCCL;
 }
 
-const ddl_transport_t ddl_transport_staged = {"staged", staged_usable, staged_start, staged_finish};
-const ddl_transport_t ddl_transport_cuda_mpi = {"cuda-mpi", mpi_usable, mpi_start, mpi_finish};
-const ddl_transport_t ddl_transport_nccl = {"nccl", nccl_usable, nccl_start, nccl_finish};
+const ddl_transport_t ddl_transport_staged = {"staged", staged_usable, staged_start, staged_finish, NULL};
+const ddl_transport_t ddl_transport_cuda_mpi = {"cuda-mpi", mpi_usable, mpi_start, mpi_finish, NULL};
+const ddl_transport_t ddl_transport_nccl = {"nccl", nccl_usable, nccl_start, nccl_finish, NULL};

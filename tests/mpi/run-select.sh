@@ -55,9 +55,10 @@ import re, sys
 lines = [l for l in open(sys.argv[1]) if l.startswith("#   phases, rank 0, us per lane call")]
 assert len(lines) >= int(sys.argv[2]), len(lines)  # every size explored the lanes
 for l in lines:
-    ph = dict((k.strip(), float(v)) for k, v in re.findall(r"([a-z -]+) ([0-9.]+)(?:,|$)", l.split("):")[1]))
+    ph = dict((k.strip(), float(v))
+              for k, v in re.findall(r"([a-z -]+) ([0-9.]+)(?: \([0-9]+ calls\))?(?:,|$)", l.split("):")[1]))
     assert list(ph) == ["copy in", "node barrier", "signatures", "reduce and exchange", "results barrier", "copy out",
-                        "intra-node reduce", "wait between nodes", "write-back", "queued", "start"], list(ph)
+                        "intra-node reduce", "wait between nodes", "write-back", "queued", "start", "early"], list(ph)
     parts = ph["intra-node reduce"] + ph["wait between nodes"] + ph["write-back"]
     assert parts <= ph["reduce and exchange"] * 1.01 + 0.2, l
     # Blocking calls: nothing queued; the start ends inside the first chunk's
@@ -67,7 +68,7 @@ for l in lines:
     assert ph["start"] <= ph["copy in"] + ph["node barrier"] + ph["signatures"] + ph["reduce and exchange"] + 0.2, l
 PY
     then
-        pass "$what: a phase line per size (11 phases; the pipeline's stages within reduce and exchange, the start within the call)"
+        pass "$what: a phase line per size (12 phases; the pipeline's stages within reduce and exchange, the start within the call)"
     else
         fail "$what: the phase lines"; grep "phases" "$dir/explore.log" | head -3
     fi

@@ -154,19 +154,99 @@ static double across_classes(ddl_comm_t *comm, void *send, void *recv, int prior
     return took;
 }
 
+/* Lane calls of this communicator that sent their first chunk before the
+ * owners' exchange of signatures (ddl_comm_phases' "early"). */
+static unsigned long long early_calls(ddl_comm_t *comm)
+{
+    ddl_phase_stats_t ph[16];
+    int n = ddl_comm_phases(comm, ph, 16);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ph[i].name, "early"))
+            return ph[i].calls;
+    return 0;
+}
+
+/* Between nodes a lane call that repeats one the nodes agreed on sends its
+ * first chunk before the owners' exchange of signatures, under a tag of that
+ * call's (algo/lane_early.c).  On a communicator of its own (after a failed
+ * call nothing starts early again): repeated calls, right, most of them
+ * early; then the last node's callers pass a count never agreed on, so that
+ * node sends nothing early while the others do: every caller gets MISMATCH
+ * with nothing written, and the calls after it (none early) are right,
+ * although the early messages of the failed call wait unmatched on the last
+ * node (under the tag of an agreed call's chunk they would be taken for the
+ * next call's). */
+#define REPEATS 4
+
+static void early_lane_calls(ddl_comm_t *comm)
+{
+    size_t bytes = sizeof(float) * BIG;
+    void *send, *recv, *next;
+    if (ddl_malloc(comm, bytes, &send) != DDL_OK || ddl_malloc(comm, bytes, &recv) != DDL_OK ||
+        ddl_malloc(comm, 4096, &next) != DDL_OK) {
+        fprintf(stderr, "ddl_malloc failed: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    numbered_calls("repeated lane calls", comm, send, recv, BIG, REPEATS, -1);
+    unsigned long long early = early_calls(comm);
+    if (info.nnodes > 1)
+        CHECK(early == REPEATS - 1, "%llu of %d repeated lane calls started early between nodes, expected %d", early,
+              REPEATS, REPEATS - 1);
+    else
+        CHECK(early == 0, "%llu lane calls started early on one node", early);
+    memset(send, 1, bytes);
+    memset(recv, POISON, bytes);
+    memset(next, POISON, 4096);
+    int odd = info.nnodes > 1 ? info.node == info.nnodes - 1 : caller_rank == callers - 1; /* one node: a caller */
+    ddl_status_t st = ddl_allreduce(send, recv, odd ? BIG - 2 : BIG, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
+    CHECK(st == DDL_ERR_MISMATCH, "a known lane call against a new one: returned %d (%s), expected "
+          "DDL_ERR_MISMATCH", st, ddl_last_error());
+    if (info.role == DDL_ROLE_OWNER) {
+        CHECK(untouched(recv, bytes), "a known lane call against a new one: the receive buffer was written");
+        CHECK(untouched(next, 4096), "a known lane call against a new one: the next allocation was written");
+    }
+    unsigned long long before = early_calls(comm);
+    numbered_calls("lane calls after an early one failed", comm, send, recv, BIG, 3, -1);
+    CHECK(early_calls(comm) == before, "a lane call started early after a failed call");
+    ddl_free(comm, next);
+    ddl_free(comm, recv);
+    ddl_free(comm, send);
+}
+
 int main(int argc, char **argv)
 {
     ddl_config_t cfg;
-    ddl_comm_t *comm = ddl_test_comm(&argc, &argv, &cfg, &info);
+    ddl_comm_t *comm = ddl_test_comm(&argc, &argv, &cfg, &info), *lanes_comm = NULL;
+    /* The second communicator's calls of BIG take the lanes with one plan
+     * each time (online selection would give each candidate a key of its
+     * own, and a tuning file may send them to the MPI path). */
+    const char *names[] = {"DDL_ALGO", "DDL_SELECT", "DDL_TUNING_FILE"}, *values[] = {"lane", "model", NULL};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+        values[i] ? setenv(names[i], values[i], 1) : unsetenv(names[i]);
+    }
+    if (ddl_comm_create(MPI_COMM_WORLD, &cfg, &lanes_comm) != DDL_OK) {
+        fprintf(stderr, "a second communicator: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int i = 0; i < 3; i++) { /* as the run set them */
+        saved[i] ? setenv(names[i], saved[i], 1) : unsetenv(names[i]);
+        free(saved[i]);
+    }
     int serve = cfg.helper_mode == DDL_HELPERS_SERVE;
     if (serve && info.role == DDL_ROLE_HELPER) {
-        ddl_status_t st = ddl_serve(comm);
+        ddl_status_t st = ddl_serve(lanes_comm);
+        CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
+        st = ddl_serve(comm);
         CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
     } else {
         /* Callers: every rank in collective mode, the owners in serve mode. */
         callers = serve ? info.nnodes * info.gpus_per_node : info.size;
         caller_rank = serve ? info.owner_rank : info.rank;
         last_owner = serve ? callers - 1 : info.size - info.lanes;
+        early_lane_calls(lanes_comm);
+        ddl_comm_destroy(lanes_comm);
         size_t bytes = sizeof(double) * BIG;
         void *send, *recv, *next;
         if (ddl_malloc(comm, bytes, &send) != DDL_OK || ddl_malloc(comm, bytes, &recv) != DDL_OK ||
