@@ -35,8 +35,8 @@ typedef struct {
     ddl_status_t (*start)(void *ctx, int slot, void *buf, size_t n);
     ddl_status_t (*finish)(void *ctx, int slot, void *buf, size_t n);
     /* Once, after the first chunk is filled: before it starts, or right after
-     * where early says it may leave first (ready then stops that chunk itself
-     * if it fails).  Either may be NULL: ready before the first start. */
+     * where early (may be NULL: never) says it may leave first; ready then
+     * stops that chunk itself if it fails.  May be NULL. */
     ddl_status_t (*ready)(void *ctx);
     int (*early)(void *ctx);
     void *ctx;
