@@ -238,6 +238,7 @@ int main(int argc, char **argv)
     if (serve && info.role == DDL_ROLE_HELPER) {
         ddl_status_t st = ddl_serve(lanes_comm);
         CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
+        ddl_comm_destroy(lanes_comm); /* with the owners, who destroyed it */
         st = ddl_serve(comm);
         CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
     } else {
