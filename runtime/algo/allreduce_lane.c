@@ -394,9 +394,8 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             /* The first meeting is the call's: every rank shows which call it
              * is in and how it was called, whatever path it chose. */
             int split;
-            ddl_mailbox_t *box = &c->node.ctrl->slots[in->local_rank].box[seq & 1];
             if (in->local_rank == 0 && in->nnodes > 1) /* the node's decision, seen by all once it meets */
-                box->early = ddl_lane_early_choose(c, &sig);
+                c->node.ctrl->slots[0].box[seq & 1].early = ddl_lane_early_choose(c, &sig);
             ddl_node_publish(&c->node, &sig, seq, 1);
             if ((st = ddl_node_meet(&c->node, seq, &split)) != DDL_OK)
                 break;

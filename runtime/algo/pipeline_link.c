@@ -53,18 +53,14 @@ static ddl_status_t link_ready(void *ctx)
 {
     const struct transport_link *l = ctx;
     ddl_status_t st = ddl_comm_finish_signature(l->c, l->call);
-    if (l->early_slot >= 0) {
-        double now = ddl_now();
-        l->c->early_calls++;
-        l->c->phase_seconds[DDL_PH_EARLY] += now - l->early_at;
-        ddl_trace_event(ddl_phase_names[DDL_PH_EARLY], l->early_at, now, NULL);
-    }
-    if (st != DDL_OK && l->early_slot >= 0) {
-        ddl_status_t left = l->t->abandon(l->c, l->early_slot);
-        if (left != DDL_OK)
-            return left;
-    }
-    return st;
+    if (l->early_slot < 0)
+        return st;
+    double now = ddl_now();
+    l->c->early_calls++;
+    l->c->phase_seconds[DDL_PH_EARLY] += now - l->early_at;
+    ddl_trace_event(ddl_phase_names[DDL_PH_EARLY], l->early_at, now, NULL);
+    ddl_status_t left = st == DDL_OK ? DDL_OK : l->t->abandon(l->c, l->early_slot);
+    return left != DDL_OK ? left : st;
 }
 
 ddl_status_t ddl_pipeline_run(ddl_comm_t *c, ddl_call_t *call, const ddl_transport_t *t, const ddl_chunks_t *plan,

@@ -154,6 +154,17 @@ static double across_classes(ddl_comm_t *comm, void *send, void *recv, int prior
     return took;
 }
 
+/* A call's send and receive buffers of `bytes` and the 4 KiB allocation
+ * after them (which a mismatched call must leave untouched), or the job ends. */
+static void test_buffers(ddl_comm_t *comm, size_t bytes, void **send, void **recv, void **next)
+{
+    if (ddl_malloc(comm, bytes, send) != DDL_OK || ddl_malloc(comm, bytes, recv) != DDL_OK ||
+        ddl_malloc(comm, 4096, next) != DDL_OK) {
+        fprintf(stderr, "ddl_malloc failed: %s\n", ddl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 /* Lane calls of this communicator that sent their first chunk before the
  * owners' exchange of signatures (ddl_comm_phases' "early"). */
 static unsigned long long early_calls(ddl_comm_t *comm)
@@ -182,11 +193,7 @@ static void early_lane_calls(ddl_comm_t *comm)
 {
     size_t bytes = sizeof(float) * BIG;
     void *send, *recv, *next;
-    if (ddl_malloc(comm, bytes, &send) != DDL_OK || ddl_malloc(comm, bytes, &recv) != DDL_OK ||
-        ddl_malloc(comm, 4096, &next) != DDL_OK) {
-        fprintf(stderr, "ddl_malloc failed: %s\n", ddl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    test_buffers(comm, bytes, &send, &recv, &next);
     numbered_calls("repeated lane calls", comm, send, recv, BIG, REPEATS, -1);
     unsigned long long early = early_calls(comm);
     if (info.nnodes > 1)
@@ -250,11 +257,7 @@ int main(int argc, char **argv)
         ddl_comm_destroy(lanes_comm);
         size_t bytes = sizeof(double) * BIG;
         void *send, *recv, *next;
-        if (ddl_malloc(comm, bytes, &send) != DDL_OK || ddl_malloc(comm, bytes, &recv) != DDL_OK ||
-            ddl_malloc(comm, 4096, &next) != DDL_OK) {
-            fprintf(stderr, "ddl_malloc failed: %s\n", ddl_last_error());
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        test_buffers(comm, bytes, &send, &recv, &next);
         /* First, while no call has failed (after a failed call nothing
          * starts early again): a call that repeats the last one starts
          * early between hosts; right sums; a caller that deviates from the
