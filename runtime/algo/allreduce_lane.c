@@ -306,6 +306,87 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
     return st == DDL_OK ? DDL_OK : ddl_comm_fail(c, st);
 }
 
+/* Where a call's time goes, phase by phase (core/phases.h): always counted
+ * (ddl_comm_phases; a few clock reads against a call of tens of microseconds
+ * at least), logged at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
+enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline counts the rest (pipeline.c) */
+
+static void lap(ddl_comm_t *c, int phase, double *last)
+{
+    double now = ddl_now();
+    c->phase_seconds[phase] += now - *last;
+    if (now > *last)
+        ddl_trace_event(ddl_phase_names[phase], *last, now, NULL);
+    *last = now;
+}
+
+/* The call's first meeting on the node, after ddl_node_publish: every local
+ * rank there, then the node's signatures.  *ended: the call ends with the
+ * status returned, as it is (a node that met on a mismatch, or one split
+ * between paths); otherwise a failure ends it as a broken communicator. */
+static ddl_status_t meet_node(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig, double *last, int *ended)
+{
+    uint32_t seq = sig->seq;
+    int split;
+    *ended = 0;
+    ddl_status_t st = ddl_node_meet(&c->node, seq, &split);
+    if (st != DDL_OK)
+        return st;
+    *ended = 1;
+    if (split >= 0)
+        return split_paths(c, seq, sig, split);
+    lap(c, DDL_PH_BARRIER_IN, last);
+    if ((st = check_signatures(c, call, seq)) != DDL_OK)
+        return st;
+    *ended = 0;
+    lap(c, DDL_PH_SIGNATURES, last);
+    return DDL_OK;
+}
+
+/* Local rank 0 of a call that starts early between nodes (the node's
+ * decision is its own, ddl_lane_early_choose) reduces and sends its first
+ * chunk before the helpers reach the call: that chunk needs only the
+ * owners' buffers, and on a host with fewer cores than processes the last
+ * rank of the node to be scheduled took most of a request's start (the node
+ * barrier, 88-181 us on the emulated rails, bench/RESULTS.md).  It waits
+ * for the owners alone, and goes ahead when every one has shown this call on
+ * the lanes with buffers in its ddl_malloc heap (no stage rounds, no device
+ * memory); otherwise (an owner on another path, or past this call) the node
+ * meets as for any call.  The rest of the meeting then
+ * runs where the owners' exchange does, after the first chunk has left and
+ * before any chunk is finished (the pipeline's ready), so a mismatch in the
+ * node abandons the chunk as one between nodes does. */
+static int owners_shown(const ddl_comm_t *c, uint32_t seq)
+{
+    for (int g = 0; g < c->info.gpus_per_node; g++) {
+        const ddl_slot_t *s = &c->node.ctrl->slots[g * c->info.lanes];
+        const ddl_mailbox_t *b = &s->box[seq & 1];
+        if (atomic_load_explicit(&b->seq, memory_order_acquire) != seq ||
+            ddl_sig_from_key(b->key).algo == DDL_ALGO_MPI || s->req.in_kind != DDL_LOC_HEAP ||
+            s->req.out_kind != DDL_LOC_HEAP)
+            return 0;
+    }
+    return 1;
+}
+
+/* A call's first meeting, run where the call is or (meet_behind) after its
+ * first chunk has left: what meet_node needs, and how it ended. */
+struct meeting {
+    ddl_comm_t *c;
+    ddl_call_t *call;
+    const ddl_sig_t *sig;
+    double *last;
+    int ended;
+};
+
+static ddl_status_t meet_behind(void *ctx)
+{
+    struct meeting *m = ctx;
+    m->call->meet_rest = NULL;
+    *m->last = ddl_now(); /* the first chunk's reduce and start are counted as theirs */
+    return meet_node(m->c, m->call, m->sig, m->last, &m->ended);
+}
+
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
 {
     const ddl_band_t *band = ddl_tuning_find(&c->set.tuning, bytes);
@@ -316,11 +397,6 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
                            bytes / (size_t)c->info.local_size, c->scratch_bytes);
 }
 
-/* Where a call's time goes, phase by phase (core/phases.h): always counted
- * (ddl_comm_phases; a few clock reads against a call of tens of microseconds
- * at least), logged at DDL_DEBUG=TRACE and traced with DDL_TRACE. */
-enum { CALL_PHASES = DDL_PH_COPY_OUT + 1 }; /* the call's own; the pipeline counts the rest (pipeline.c) */
-
 void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
 {
     if (call->started)
@@ -329,15 +405,6 @@ void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
     double now = ddl_now();
     c->phase_seconds[DDL_PH_START] += now - call->lane_at;
     ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
-}
-
-static void lap(ddl_comm_t *c, int phase, double *last)
-{
-    double now = ddl_now();
-    c->phase_seconds[phase] += now - *last;
-    if (now > *last)
-        ddl_trace_event(ddl_phase_names[phase], *last, now, NULL);
-    *last = now;
 }
 
 ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
@@ -379,6 +446,9 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     ddl_status_t st = DDL_OK;
     double before[CALL_PHASES], last = ddl_now();
     memcpy(before, c->phase_seconds, sizeof(before));
+    struct meeting meeting = {c, call, &sig, &last, 0};
+    call->meet_rest = NULL;
+    call->meet_ctx = &meeting;
     c->lane_calls++;
     call->lane_at = last;
     call->started = 0;
@@ -390,25 +460,36 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         if (owner && mine->in_kind == DDL_LOC_STAGE)
             memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
         lap(c, DDL_PH_COPY_IN, &last);
+        call->early = 0;
         if (r0 == 0) {
             /* The first meeting is the call's: every rank shows which call it
              * is in and how it was called, whatever path it chose. */
-            int split;
+            int early = 0;
             if (in->local_rank == 0 && in->nnodes > 1) /* the node's decision, seen by all once it meets */
-                c->node.ctrl->slots[0].box[seq & 1].early = ddl_lane_early_choose(c, &sig);
+                c->node.ctrl->slots[0].box[seq & 1].early = early = ddl_lane_early_choose(c, &sig);
             ddl_node_publish(&c->node, &sig, seq, 1);
-            if ((st = ddl_node_meet(&c->node, seq, &split)) != DDL_OK)
-                break;
-            if (split >= 0)
-                return split_paths(c, seq, &sig, split);
+            if (early > 0) {
+                if ((st = ddl_node_wait_owners(&c->node, in->lanes, in->gpus_per_node, seq,
+                                               "lane allreduce: waiting for the node's owners")) != DDL_OK)
+                    break;
+                lap(c, DDL_PH_BARRIER_IN, &last);
+            }
+            if (early > 0 && owners_shown(c, seq)) {
+                call->early = early;
+                call->meet_rest = meet_behind; /* gone ahead: run by the pipeline, or below */
+            } else {
+                st = meet_node(c, call, &sig, &last, &meeting.ended);
+                if (meeting.ended)
+                    return st;
+                if (st != DDL_OK)
+                    break;
+                call->early = call->sig_pending ? c->node.ctrl->slots[0].box[seq & 1].early : 0;
+            }
         } else if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK) {
             break;
+        } else {
+            lap(c, DDL_PH_BARRIER_IN, &last);
         }
-        lap(c, DDL_PH_BARRIER_IN, &last);
-        if (r0 == 0 && (st = check_signatures(c, call, seq)) != DDL_OK)
-            return st;
-        call->early = r0 == 0 && call->sig_pending ? c->node.ctrl->slots[0].box[seq & 1].early : 0;
-        lap(c, DDL_PH_SIGNATURES, &last);
         int why;
         ddl_loc_kind_t kind = r0 == 0 ? node_memory(c, &why) : DDL_LOC_HEAP;
         if (kind != DDL_LOC_HEAP)
@@ -430,8 +511,16 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         if (in->nnodes == 1) {
             ddl_lane_started(c, call);
             single_node(&v, off, len);
-        } else if ((st = multi_node(c, call, &v, off, len)) == DDL_OK)
-            st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
+        } else {
+            st = multi_node(c, call, &v, off, len);
+            if (call->meet_rest && st == DDL_OK) /* an empty slice: the pipeline did not get to it */
+                st = meet_behind(&meeting);
+            call->meet_rest = NULL;
+            if (meeting.ended)
+                return st;
+            if (st == DDL_OK)
+                st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
+        }
         if (st == DDL_ERR_MISMATCH)
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)

@@ -23,12 +23,13 @@ struct transport_link {
     double early_at; /* when it started */
 };
 
-/* The first chunk may leave before the owners' exchange where the node
- * decided so (call->early) and the transport can abandon it. */
+/* The first chunk may leave before the owners' exchange (and, for local
+ * rank 0 gone ahead, before the node's meeting) where the node decided so
+ * (call->early) and the transport can abandon it. */
 static int link_early(void *ctx)
 {
     const struct transport_link *l = ctx;
-    return l->call->sig_pending && l->call->early > 0 && l->t->abandon;
+    return (l->call->sig_pending || l->call->meet_rest) && l->call->early > 0 && l->t->abandon;
 }
 
 static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
@@ -52,7 +53,9 @@ static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)
 static ddl_status_t link_ready(void *ctx)
 {
     const struct transport_link *l = ctx;
-    ddl_status_t st = ddl_comm_finish_signature(l->c, l->call);
+    ddl_status_t st = l->call->meet_rest ? l->call->meet_rest(l->call->meet_ctx) : DDL_OK;
+    if (st == DDL_OK)
+        st = ddl_comm_finish_signature(l->c, l->call);
     if (l->early_slot < 0)
         return st;
     double now = ddl_now();

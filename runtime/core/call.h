@@ -42,6 +42,11 @@ typedef struct {
                                owners' exchange (algo/lane_early.c); 0: after it */
     double lane_at;         /* lane path: when it took the call up (the start phase runs from here) */
     int started;            /* lane path: its first chunk went out (staged calls go in rounds) */
+    /* Lane path, local rank 0 gone ahead of its node (allreduce_lane.c): the
+     * rest of the node's first meeting, run once the first chunk has left
+     * (ddl_pipeline_run's ready); NULL: the node has met. */
+    ddl_status_t (*meet_rest)(void *ctx);
+    void *meet_ctx;
 } ddl_call_t;
 
 #endif

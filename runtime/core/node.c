@@ -384,12 +384,16 @@ void ddl_node_publish(ddl_node_t *n, const ddl_sig_t *sig, uint32_t seq, int wak
         wake_all(n->ctrl);
 }
 
+ddl_status_t ddl_node_wait_owners(ddl_node_t *n, int lanes, int gpus, uint32_t seq, const char *what)
+{
+    struct owners_arg a = {lanes, gpus, seq};
+    return wait_until(n, owners_ready, &a, n->timeout, SPIN_CHECKS, owners_describe, what);
+}
+
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq)
 {
     ddl_node_publish(n, sig, seq, 1);
-    struct owners_arg a = {lanes, gpus, seq};
-    return wait_until(n, owners_ready, &a, n->timeout, SPIN_CHECKS, owners_describe,
-                      "small allreduce: waiting for the node's owners");
+    return ddl_node_wait_owners(n, lanes, gpus, seq, "small allreduce: waiting for the node's owners");
 }
 
 struct meet_arg {

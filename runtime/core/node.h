@@ -164,6 +164,10 @@ void ddl_node_publish(ddl_node_t *n, const ddl_sig_t *sig, uint32_t seq, int wak
  * and wait, with the deadline, until every owner of the node has published
  * it; then each reads the others' with ddl_sig_check_owners. */
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq);
+/* Wait, with the deadline, until every owner of the node has published call
+ * seq or a later one (on any path); `what` names the wait in a timeout
+ * message. */
+ddl_status_t ddl_node_wait_owners(ddl_node_t *n, int lanes, int gpus, uint32_t seq, const char *what);
 /* The first meeting of a lane call, after ddl_node_publish: wait, with the
  * deadline, until every local rank has published call seq.  *split = -1 then;
  * or, as soon as one shows that the node cannot meet here, the first such

@@ -62,9 +62,13 @@ for l in lines:
     parts = ph["intra-node reduce"] + ph["wait between nodes"] + ph["write-back"]
     assert parts <= ph["reduce and exchange"] * 1.01 + 0.2, l
     # Blocking calls: nothing queued; the start ends inside the first chunk's
-    # reduce, after the node barrier and the signatures.
+    # reduce, after the node barrier and the signatures, but where local rank
+    # 0 went ahead of its node (calls that started early), whose node
+    # barrier and signatures come after its first chunk has left.
     assert ph["queued"] == 0, l
-    assert ph["node barrier"] + ph["signatures"] - 0.2 <= ph["start"], l
+    early = re.search(r"early [0-9.]+ \(([0-9]+) calls\)", l)
+    if not early or int(early.group(1)) == 0:
+        assert ph["node barrier"] + ph["signatures"] - 0.2 <= ph["start"], l
     assert ph["start"] <= ph["copy in"] + ph["node barrier"] + ph["signatures"] + ph["reduce and exchange"] + 0.2, l
 PY
     then

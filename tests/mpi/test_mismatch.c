@@ -181,12 +181,15 @@ static unsigned long long early_calls(ddl_comm_t *comm)
  * first chunk before the owners' exchange of signatures, under a tag of that
  * call's (algo/lane_early.c).  On a communicator of its own (after a failed
  * call nothing starts early again): repeated calls, right, most of them
- * early; then the last node's callers pass a count never agreed on, so that
- * node sends nothing early while the others do: every caller gets MISMATCH
- * with nothing written, and the calls after it (none early) are right,
- * although the early messages of the failed call wait unmatched on the last
- * node (under the tag of an agreed call's chunk they would be taken for the
- * next call's). */
+ * early; then the last caller passes a count never agreed on.  Where it is
+ * its node's local rank 0 (one rank per node; serve mode with one GPU per
+ * node) its node sends nothing early while the others do; elsewhere its
+ * node's local rank 0 repeats the known call and sends its first chunk
+ * before its node has met (allreduce_lane.c), and the node finds the
+ * difference only then.  Every caller gets MISMATCH with nothing written,
+ * and the calls after it (none early) are right, although the early
+ * messages of the failed call wait unmatched (under the tag of an agreed
+ * call's chunk they would be taken for the next call's). */
 #define REPEATS 4
 
 static void early_lane_calls(ddl_comm_t *comm)
@@ -204,7 +207,7 @@ static void early_lane_calls(ddl_comm_t *comm)
     memset(send, 1, bytes);
     memset(recv, POISON, bytes);
     memset(next, POISON, 4096);
-    int odd = info.nnodes > 1 ? info.node == info.nnodes - 1 : caller_rank == callers - 1; /* one node: a caller */
+    int odd = caller_rank == callers - 1;
     ddl_status_t st = ddl_allreduce(send, recv, odd ? BIG - 2 : BIG, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
     CHECK(st == DDL_ERR_MISMATCH, "a known lane call against a new one: returned %d (%s), expected "
           "DDL_ERR_MISMATCH", st, ddl_last_error());
