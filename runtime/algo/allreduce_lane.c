@@ -375,7 +375,6 @@ struct meeting {
     ddl_comm_t *c;
     ddl_call_t *call;
     const ddl_sig_t *sig;
-    double *last;
     int ended;
 };
 
@@ -383,8 +382,10 @@ static ddl_status_t meet_behind(void *ctx)
 {
     struct meeting *m = ctx;
     m->call->meet_rest = NULL;
-    *m->last = ddl_now(); /* the first chunk's reduce and start are counted as theirs */
-    return meet_node(m->c, m->call, m->sig, m->last, &m->ended);
+    /* Its phases from its own start: it runs inside the pipeline, whose
+     * time (reduce and exchange) goes on counting around it. */
+    double since = ddl_now();
+    return meet_node(m->c, m->call, m->sig, &since, &m->ended);
 }
 
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
@@ -446,7 +447,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     ddl_status_t st = DDL_OK;
     double before[CALL_PHASES], last = ddl_now();
     memcpy(before, c->phase_seconds, sizeof(before));
-    struct meeting meeting = {c, call, &sig, &last, 0};
+    struct meeting meeting = {c, call, &sig, 0};
     call->meet_rest = NULL;
     call->meet_ctx = &meeting;
     c->lane_calls++;

@@ -56,7 +56,9 @@ ddl_status_t ddl_pipeline_drive(size_t depth, const ddl_chunks_t *plan, size_t o
  * the driver with the communicator's DDL_INFLIGHT and phase counters.  The
  * call's signature, on its way between nodes, is waited for after the first
  * chunk has been filled: before it leaves, or, for a call that starts early
- * (call->early), right after; always before any chunk is finished. */
+ * (call->early), right after; always before any chunk is finished.  So is
+ * the rest of the node's meeting where local rank 0 went ahead of it
+ * (call->meet_rest). */
 ddl_status_t ddl_pipeline_run(struct ddl_comm *c, ddl_call_t *call, const struct ddl_transport *t,
                               const ddl_chunks_t *plan, size_t off, const ddl_pipeline_ops_t *ops);
 
