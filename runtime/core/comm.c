@@ -197,14 +197,13 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
     if (!c->sig_scratch && !(c->sig_scratch = aligned_alloc(64, ddl_sig_scratch_bytes())))
         return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange");
     ddl_sig_exchange_t x;
+    ddl_sig_peers_t p = {c->owners, c->info.owner_rank, c->info.owner_size, c->info.rank, c->world_of_owner,
+                         c->shm_host, c->set.timeout, &c->node.ctrl->abort_rank};
     ddl_status_t st;
     if (sig->algo == DDL_ALGO_MPI && sig->lane_algo == DDL_SIG_HALVES)
-        st = ddl_sig_exchange_halves(&x, c->owners, c->info.rank, sig, data, result, c->sig_scratch,
-                                     c->world_of_owner, c->shm_host, c->set.timeout, &c->node.ctrl->abort_rank);
+        st = ddl_sig_exchange_halves(&x, &p, sig, data, result, c->sig_scratch);
     else /* the owners' ranks are node-major (make_layout): a node's are one group */
-        st = ddl_sig_exchange_data(&x, c->owners, c->info.rank, sig, data, result, c->sig_scratch,
-                                   node_agreed ? c->info.gpus_per_node : 1, c->world_of_owner, c->shm_host,
-                                   c->set.timeout, &c->node.ctrl->abort_rank);
+        st = ddl_sig_exchange_data(&x, &p, sig, data, result, c->sig_scratch, node_agreed ? c->info.gpus_per_node : 1);
     if (st == DDL_OK)
         return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
     char msg[512]; /* the exchange's own words on whom it waited for */

@@ -288,22 +288,17 @@ static int swap_step(void *arg)
     return done;
 }
 
-/* The owners' exchange: where the ranks' world numbers and shared-memory hosts are. */
-typedef struct {
-    const int *world_of, *shm_host;
-    int rank;
-} peers_t;
-
 /* Whether MPI reaches `peer` through shared memory (unknown: not). */
-static int shares_host(const peers_t *p, int peer)
+static int shares_host(const ddl_sig_peers_t *p, int peer)
 {
     return p->world_of && p->shm_host && p->shm_host[p->world_of[p->rank]] == p->shm_host[p->world_of[peer]];
 }
 
 /* How a wait of the owners' exchange for `peer` ended (ddl_poll's st), said
  * for `what` ("exchange of signatures", "allgather of the halves"). */
-static ddl_status_t wait_outcome(ddl_status_t st, int peer, const peers_t *p, double timeout, const char *what)
+static ddl_status_t wait_outcome(ddl_status_t st, int peer, const ddl_sig_peers_t *p, const char *what)
 {
+    double timeout = p->timeout;
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's %s within %.1f s "
                          "(DDL_TIMEOUT): it, or a rank of its node, may have stopped, or stopped calling "
@@ -319,9 +314,10 @@ static ddl_status_t wait_outcome(ddl_status_t st, int peer, const peers_t *p, do
  * (either may be NULL), within the deadline; *got: the bytes received.
  * data: where the message's data is, when not in send after the key (it
  * then goes apart from the key, uncopied). */
-static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, const void *data, int send_len,
-                         sig_msg_t *recv, int *got, const peers_t *p, double timeout, const _Atomic int32_t *abort)
+static ddl_status_t swap(const ddl_sig_peers_t *p, int peer, const sig_msg_t *send, const void *data, int send_len,
+                         sig_msg_t *recv, int *got)
 {
+    MPI_Comm comm = p->comm;
     int shared = shares_host(p, peer);
     swap_t w = {.comm = comm, .peer = peer, .recv = recv, .pieces = shared ? SIG_PIECES : 1,
                 .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(*recv)};
@@ -350,8 +346,7 @@ static ddl_status_t swap(MPI_Comm comm, int peer, const sig_msg_t *send, const v
         if (n < w.piece)
             break;
     }
-    ddl_status_t st = wait_outcome(ddl_poll(swap_step, &w, timeout, abort), peer, p, timeout,
-                                   "exchange of signatures");
+    ddl_status_t st = wait_outcome(ddl_poll(swap_step, &w, p->timeout, p->abort), peer, p, "exchange of signatures");
     if (st == DDL_OK)
         *got = w.got;
     return st;
@@ -384,23 +379,18 @@ static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len,
     }
 }
 
-ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, void *scratch, int group,
-                                   const int *world_of, const int *shm_host, double timeout,
-                                   const _Atomic int32_t *abort)
+ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t *p, const ddl_sig_t *s,
+                                   const void *data, void *result, void *scratch, int group)
 {
-    x->world_rank = world_rank;
-    x->comm = comm;
+    x->world_rank = p->world_rank;
+    x->comm = p->comm;
     x->mine = *s;
     sig_msg_t *mine = scratch, *theirs = mine + 1;
     ddl_sig_key(s, mine->key);
     size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
     if (data)
         memcpy(mine->data, data, bytes);
-    int len = (int)(offsetof(sig_msg_t, data) + bytes), got = 0, size, rank;
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
-    peers_t peers = {world_of, shm_host, rank};
+    int len = (int)(offsetof(sig_msg_t, data) + bytes), got = 0, size = p->size, rank = p->rank;
     int core = 1;
     while (core * 2 <= size)
         core *= 2;
@@ -408,20 +398,20 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
         group = 1; /* the groups are not the doubling's blocks: every round runs */
     ddl_status_t st = DDL_OK;
     if (rank >= core) { /* an extra rank: in through its partner, and the result back */
-        st = swap(comm, rank - core, mine, NULL, len, NULL, &got, &peers, timeout, abort);
+        st = swap(p, rank - core, mine, NULL, len, NULL, &got);
         if (st == DDL_OK)
-            st = swap(comm, rank - core, NULL, NULL, 0, mine, &got, &peers, timeout, abort);
+            st = swap(p, rank - core, NULL, NULL, 0, mine, &got);
     } else {
         if (rank + core < size &&
-            (st = swap(comm, rank + core, NULL, NULL, 0, theirs, &got, &peers, timeout, abort)) == DDL_OK)
+            (st = swap(p, rank + core, NULL, NULL, 0, theirs, &got)) == DDL_OK)
             combine_msg(mine, theirs, got, 1);
         for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
-            if ((st = swap(comm, peer, mine, NULL, len, theirs, &got, &peers, timeout, abort)) == DDL_OK)
+            if ((st = swap(p, peer, mine, NULL, len, theirs, &got)) == DDL_OK)
                 combine_msg(mine, theirs, got, rank < peer);
         }
         if (st == DDL_OK && rank + core < size)
-            st = swap(comm, rank + core, mine, NULL, len, NULL, &got, &peers, timeout, abort);
+            st = swap(p, rank + core, mine, NULL, len, NULL, &got);
     }
     if (st == DDL_OK) {
         memcpy(x->key, mine->key, sizeof(x->key));
@@ -445,23 +435,20 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
  * against 0.95-1.01x halved. */
 #define HALVES_WHOLE_BYTES (16 * 1024)
 
-ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                     const void *data, void *result, void *scratch, const int *world_of,
-                                     const int *shm_host, double timeout, const _Atomic int32_t *abort)
+ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_t *p, const ddl_sig_t *s,
+                                     const void *data, void *result, void *scratch)
 {
-    x->world_rank = world_rank;
-    x->comm = comm;
+    x->world_rank = p->world_rank;
+    x->comm = p->comm;
     x->mine = *s;
     sig_msg_t *mine = scratch, *theirs = mine + 1;
     unsigned char *vec = (unsigned char *)(mine + 2); /* the ranges reduced so far, by element index */
     ddl_sig_key(s, mine->key);
-    int size, rank, got = 0;
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
+    int size = p->size, rank = p->rank, got = 0;
+    MPI_Comm comm = p->comm;
     if (size & (size - 1))
         return ddl_error(DDL_ERR_INTERNAL, "ddl_allreduce: the exchange in halves needs a power of two of owners, "
                          "not %d", size);
-    peers_t peers = {world_of, shm_host, rank};
     size_t esize = ddl_dtype_size((ddl_dtype_t)s->dtype), lo = 0, hi = data ? (size_t)s->count : 0;
     size_t range_lo[32], range_hi[32]; /* this rank's range before each round's split */
     ddl_reduce_fn_t fn = data ? ddl_reduce_fn((ddl_dtype_t)s->dtype, (ddl_redop_t)s->op) : NULL;
@@ -475,7 +462,7 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
          * host: the bytes of halving it and gathering it back, in one
          * crossing instead of two.  Both ranks reduce it alike, so both hold
          * the same bits; each pair decides for itself. */
-        top_whole = mask == size >> 1 && (hi - lo) * esize <= HALVES_WHOLE_BYTES && !shares_host(&peers, peer);
+        top_whole = mask == size >> 1 && (hi - lo) * esize <= HALVES_WHOLE_BYTES && !shares_host(p, peer);
         size_t mid = lo + (hi - lo) / 2;
         size_t keep_lo = top_whole || !upper ? lo : mid, keep_hi = top_whole || upper ? hi : mid;
         size_t send_lo = top_whole || upper ? lo : mid, send_hi = top_whole || !upper ? hi : mid;
@@ -486,8 +473,7 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
         const unsigned char *apart = sent > SIG_WHOLE_BYTES ? src + send_lo * esize : NULL;
         if (sent && !apart)
             memcpy(mine->data, src + send_lo * esize, sent);
-        st = swap(comm, peer, mine, apart, (int)(offsetof(sig_msg_t, data) + sent), theirs, &got, &peers, timeout,
-                  abort);
+        st = swap(p, peer, mine, apart, (int)(offsetof(sig_msg_t, data) + sent), theirs, &got);
         if (st != DDL_OK)
             break;
         if (!agreed(mine->key) || !same_key(mine->key, theirs->key) ||
@@ -529,8 +515,7 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int w
                 MPI_SUCCESS)
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' allgather of the halves failed in MPI");
         ddl_mpi_wait_t w = {req, NULL, 2};
-        st = wait_outcome(ddl_poll(ddl_mpi_done, &w, timeout, abort), peer, &peers, timeout,
-                          "allgather of the halves");
+        st = wait_outcome(ddl_poll(ddl_mpi_done, &w, p->timeout, p->abort), peer, p, "allgather of the halves");
         if (st != DDL_OK)
             return st;
         lo = whole_lo;

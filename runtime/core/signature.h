@@ -68,6 +68,23 @@ typedef struct {
     int world_rank; /* for messages */
 } ddl_sig_exchange_t;
 
+/* Where the owners' exchange runs, the same for every call of a
+ * communicator: comm, this rank's place in it (known to the caller: asking
+ * MPI on every call cost 0.03 us of an 8-byte call between 2 virtual nodes),
+ * its world rank (for the message naming a mismatch), world_of (may be
+ * NULL: the world rank of each rank of comm, for the message naming a peer
+ * that did not come), shm_host (may be NULL, or with world_of NULL: none; by
+ * world rank, which ranks MPI reaches through shared memory, the same
+ * number, whose messages then go in pieces: signature.c), every wait's
+ * deadline and the node's abort flag. */
+typedef struct {
+    MPI_Comm comm;
+    int rank, size, world_rank;
+    const int *world_of, *shm_host;
+    double timeout;
+    const _Atomic int32_t *abort;
+} ddl_sig_peers_t;
+
 /* The smallest messages between nodes travel with the owners' signatures;
  * up to DDL_SIG_EXCHANGE_BYTES they may (online selection's mpi/exchange),
  * where the recursive doubling with the data is measured against the
@@ -112,15 +129,9 @@ size_t ddl_sig_scratch_bytes(void);
  * signature (a node's owners on the lanes, after the node's own check), so
  * their rounds with each other are skipped, by both sides; 1: none.  Used
  * only where the recursive doubling's blocks are the groups (comm's size and
- * group powers of two); else every round runs.  world_of (may be NULL): the
- * world rank of each rank of comm, for the message naming a peer that did
- * not come.  shm_host (may be NULL, or with world_of NULL: none): by world
- * rank, which ranks MPI reaches through shared memory (the same number), whose
- * messages then go in pieces (signature.c). */
-ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                   const void *data, void *result, void *scratch, int group,
-                                   const int *world_of, const int *shm_host, double timeout,
-                                   const _Atomic int32_t *abort);
+ * group powers of two); else every round runs. */
+ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t *p, const ddl_sig_t *s,
+                                   const void *data, void *result, void *scratch, int group);
 
 /* The exchange in halves (online selection's mpi/halves), where comm's size
  * is a power of two: a reduce-scatter by recursive halving whose messages
@@ -134,9 +145,8 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, MPI_Comm comm, int wor
  * s->lane_algo is DDL_SIG_HALVES; data (s->count elements, at most
  * DDL_SIG_HALVES_BYTES) NULL when this rank cannot use its buffers (its key
  * says so).  Otherwise as ddl_sig_exchange_data, group 1. */
-ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, MPI_Comm comm, int world_rank, const ddl_sig_t *s,
-                                     const void *data, void *result, void *scratch, const int *world_of,
-                                     const int *shm_host, double timeout, const _Atomic int32_t *abort);
+ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_t *p, const ddl_sig_t *s,
+                                     const void *data, void *result, void *scratch);
 
 /* After ddl_sig_exchange_data or ddl_sig_exchange_halves returned DDL_OK: DDL_ERR_MISMATCH when any
  * rank's signature differs or is marked bad; the message names two ranks that
