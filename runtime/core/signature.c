@@ -298,11 +298,10 @@ static int shares_host(const ddl_sig_peers_t *p, int peer)
  * for `what` ("exchange of signatures", "allgather of the halves"). */
 static ddl_status_t wait_outcome(ddl_status_t st, int peer, const ddl_sig_peers_t *p, const char *what)
 {
-    double timeout = p->timeout;
     if (st == DDL_ERR_TIMED_OUT)
         return ddl_error(st, "ddl_allreduce: rank %d (an owner) did not take part in this call's %s within %.1f s "
                          "(DDL_TIMEOUT): it, or a rank of its node, may have stopped, or stopped calling "
-                         "ddl_allreduce", p->world_of ? p->world_of[peer] : peer, what, timeout);
+                         "ddl_allreduce", p->world_of ? p->world_of[peer] : peer, what, p->timeout);
     if (st == DDL_ERR_PEER_FAILED) /* the caller names the rank that failed */
         return st;
     if (st != DDL_OK)

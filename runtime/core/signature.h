@@ -70,7 +70,8 @@ typedef struct {
 
 /* Where the owners' exchange runs, the same for every call of a
  * communicator: comm, this rank's place in it (known to the caller: asking
- * MPI on every call cost 0.03 us of an 8-byte call between 2 virtual nodes),
+ * MPI on every call cost 0.01-0.03 us of an 8-byte call of 0.7 us between 2
+ * virtual nodes, bench/RESULTS.md),
  * its world rank (for the message naming a mismatch), world_of (may be
  * NULL: the world rank of each rank of comm, for the message naming a peer
  * that did not come), shm_host (may be NULL, or with world_of NULL: none; by

@@ -181,18 +181,19 @@ static unsigned long long early_calls(ddl_comm_t *comm)
  * first chunk before the owners' exchange of signatures, under a tag of that
  * call's (algo/lane_early.c).  On a communicator of its own (after a failed
  * call nothing starts early again): repeated calls, right, most of them
- * early; then the last caller passes a count never agreed on.  Where it is
- * its node's local rank 0 (one rank per node; serve mode with one GPU per
- * node) its node sends nothing early while the others do; elsewhere its
- * node's local rank 0 repeats the known call and sends its first chunk
- * before its node has met (allreduce_lane.c), and the node finds the
- * difference only then.  Every caller gets MISMATCH with nothing written,
+ * early; then the last caller passes odd_count, never agreed on (on the
+ * lanes, or 1: the MPI path).  Where it is its node's local rank 0 (one rank
+ * per node; serve mode with one GPU per node) its node sends nothing early
+ * while the others do; elsewhere its node's local rank 0 repeats the known
+ * call and sends its first chunk before its node has met
+ * (allreduce_lane.c), and the node finds the difference (or the split
+ * between paths) only then.  Every caller gets MISMATCH with nothing written,
  * and the calls after it (none early) are right, although the early
  * messages of the failed call wait unmatched (under the tag of an agreed
  * call's chunk they would be taken for the next call's). */
 #define REPEATS 4
 
-static void early_lane_calls(ddl_comm_t *comm)
+static void early_lane_calls(ddl_comm_t *comm, int64_t odd_count)
 {
     size_t bytes = sizeof(float) * BIG;
     void *send, *recv, *next;
@@ -208,12 +209,14 @@ static void early_lane_calls(ddl_comm_t *comm)
     memset(recv, POISON, bytes);
     memset(next, POISON, 4096);
     int odd = caller_rank == callers - 1;
-    ddl_status_t st = ddl_allreduce(send, recv, odd ? BIG - 2 : BIG, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
-    CHECK(st == DDL_ERR_MISMATCH, "a known lane call against a new one: returned %d (%s), expected "
-          "DDL_ERR_MISMATCH", st, ddl_last_error());
+    ddl_status_t st = ddl_allreduce(send, recv, odd ? odd_count : BIG, DDL_DTYPE_F32, DDL_REDOP_SUM, comm);
+    CHECK(st == DDL_ERR_MISMATCH, "a known lane call against count %lld: returned %d (%s), expected "
+          "DDL_ERR_MISMATCH", (long long)odd_count, st, ddl_last_error());
     if (info.role == DDL_ROLE_OWNER) {
-        CHECK(untouched(recv, bytes), "a known lane call against a new one: the receive buffer was written");
-        CHECK(untouched(next, 4096), "a known lane call against a new one: the next allocation was written");
+        CHECK(untouched(recv, bytes), "a known lane call against count %lld: the receive buffer was written",
+              (long long)odd_count);
+        CHECK(untouched(next, 4096), "a known lane call against count %lld: the next allocation was written",
+              (long long)odd_count);
     }
     unsigned long long before = early_calls(comm);
     numbered_calls("lane calls after an early one failed", comm, send, recv, BIG, 3, -1);
@@ -226,29 +229,38 @@ static void early_lane_calls(ddl_comm_t *comm)
 int main(int argc, char **argv)
 {
     ddl_config_t cfg;
-    ddl_comm_t *comm = ddl_test_comm(&argc, &argv, &cfg, &info), *lanes_comm = NULL;
-    /* The second communicator's calls of BIG take the lanes with one plan
-     * each time (online selection would give each candidate a key of its
-     * own, and a tuning file may send them to the MPI path). */
+    ddl_comm_t *comm = ddl_test_comm(&argc, &argv, &cfg, &info), *lanes_comm[2] = {NULL, NULL};
+    /* Two more communicators, one for each way the last caller departs from
+     * the repeated call (after a failed call nothing starts early again): a
+     * count never agreed on, on the lanes, and a count of 1, which takes the
+     * MPI path (the node splits between paths).  Their calls of BIG take the
+     * lanes with one plan each time (online selection would give each
+     * candidate a key of its own, and a tuning file may send them to the
+     * MPI path). */
+    const int64_t odd_counts[2] = {BIG - 2, 1};
     const char *names[] = {"DDL_ALGO", "DDL_SELECT", "DDL_TUNING_FILE"}, *values[] = {"lane", "model", NULL};
     char *saved[3];
     for (int i = 0; i < 3; i++) {
         saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
         values[i] ? setenv(names[i], values[i], 1) : unsetenv(names[i]);
     }
-    if (ddl_comm_create(MPI_COMM_WORLD, &cfg, &lanes_comm) != DDL_OK) {
-        fprintf(stderr, "a second communicator: %s\n", ddl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    for (int k = 0; k < 2; k++)
+        if (ddl_comm_create(MPI_COMM_WORLD, &cfg, &lanes_comm[k]) != DDL_OK) {
+            fprintf(stderr, "a communicator for repeated lane calls: %s\n", ddl_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
     for (int i = 0; i < 3; i++) { /* as the run set them */
         saved[i] ? setenv(names[i], saved[i], 1) : unsetenv(names[i]);
         free(saved[i]);
     }
     int serve = cfg.helper_mode == DDL_HELPERS_SERVE;
     if (serve && info.role == DDL_ROLE_HELPER) {
-        ddl_status_t st = ddl_serve(lanes_comm);
-        CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
-        ddl_comm_destroy(lanes_comm); /* with the owners, who destroyed it */
+        ddl_status_t st;
+        for (int k = 0; k < 2; k++) {
+            st = ddl_serve(lanes_comm[k]);
+            CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
+            ddl_comm_destroy(lanes_comm[k]); /* with the owners, who destroyed it */
+        }
         st = ddl_serve(comm);
         CHECK(st == DDL_OK, "ddl_serve ended with %s", ddl_last_error());
     } else {
@@ -256,8 +268,10 @@ int main(int argc, char **argv)
         callers = serve ? info.nnodes * info.gpus_per_node : info.size;
         caller_rank = serve ? info.owner_rank : info.rank;
         last_owner = serve ? callers - 1 : info.size - info.lanes;
-        early_lane_calls(lanes_comm);
-        ddl_comm_destroy(lanes_comm);
+        for (int k = 0; k < 2; k++) {
+            early_lane_calls(lanes_comm[k], odd_counts[k]);
+            ddl_comm_destroy(lanes_comm[k]);
+        }
         size_t bytes = sizeof(double) * BIG;
         void *send, *recv, *next;
         test_buffers(comm, bytes, &send, &recv, &next);
