@@ -187,7 +187,7 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
         return 1;
     }
     const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(bytes)];
-    if (k->state != DDL_CLASS_DECIDED) {
+    if (k->state != DDL_CLASS_DECIDED || k->confirming) { /* a choice's first calls confirm it */
         snprintf(buf, len, "exploring");
         return 0;
     }
@@ -283,6 +283,16 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
     if (out == DDL_ONLINE_DECIDED) {
         if (!dim)
             log_decision(c, cls, 0);
+        if (c->save_path[0])
+            save(c);
+    } else if (out == DDL_ONLINE_SWITCHED) {
+        const ddl_online_class_t *k = &c->online->cls[cls];
+        char range[64], chosen[64];
+        class_range(cls, range, sizeof(range));
+        ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
+        DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s instead, the runner-up (its best round %.1f us): the "
+                 "choice's first calls took %.1f us at best against its best round of %.1f us", range, chosen,
+                 k->reference * 1e6, v[0] * 1e6, before * 1e6);
         if (c->save_path[0])
             save(c);
     } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {

@@ -37,6 +37,10 @@
 #define DDL_ONLINE_RECENT 8            /* a decided class's last times, for the drift check */
 #define DDL_ONLINE_CHECK_SECONDS 0.05  /* a decided class is checked after about this much of its calls */
 #define DDL_ONLINE_MIN_WINDOW 16       /* ... and after no fewer calls than this */
+/* A choice's first DDL_ONLINE_RECENT calls are checked against the runner-up
+ * of its exploration: slower than the runner-up's best round by more than
+ * this (a fraction), the runner-up takes the class (online.c). */
+#define DDL_ONLINE_CONFIRM_MARGIN 0.05
 
 typedef struct ddl_candidate {
     int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */
@@ -98,6 +102,7 @@ typedef struct {
     int chosen;
     double reference;                        /* decided: the choice's agreed time */
     long window, since_check;                /* decided: calls between drift checks (0: never), calls since */
+    int confirming;                          /* decided: the next check is the choice's first (online.c) */
     double recent[DDL_ONLINE_RECENT];
     int nrecent;
     int explorations;                        /* times this class was explored */
@@ -118,6 +123,7 @@ typedef enum {
     DDL_ONLINE_STEADY,
     DDL_ONLINE_DRIFTED,
     DDL_ONLINE_FASTER,
+    DDL_ONLINE_SWITCHED,    /* the choice's first calls were slower than the runner-up's best: it took the class */
 } ddl_online_outcome_t;
 
 /* A size's class: log2 of its bytes, rounded down (0 and 1 byte: class 0). */

@@ -304,6 +304,63 @@ static void decide(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds)
         ;
 }
 
+/* A choice's first DDL_ONLINE_RECENT calls, every one timed, at `scale` of
+ * their cost; the outcome of the check after them. */
+static int confirm(ddl_online_t *o, size_t bytes, unsigned *seeds, double scale)
+{
+    const ddl_online_class_t *k = &o[0].cls[ddl_online_class_of(bytes)];
+    ck_assert_int_eq(k->confirming, 1);
+    ck_assert_int_eq(k->window, DDL_ONLINE_RECENT);
+    for (int i = 0; i < DDL_ONLINE_RECENT - 1; i++) {
+        ck_assert(ddl_online_wants_time(&o[0], bytes));
+        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, scale), 0);
+    }
+    int out = call_all(o, bytes, 1, seeds, 0, scale);
+    ck_assert_int_eq(k->confirming, 0);
+    ck_assert_int_ge(k->window, DDL_ONLINE_MIN_WINDOW);
+    return out;
+}
+
+/* A choice made on a lucky round: its first calls, slower than the
+ * runner-up's best round by more than DDL_ONLINE_CONFIRM_MARGIN, hand the
+ * class to the runner-up, on every rank at the same call; within the margin
+ * (or as fast as explored) it stays. */
+START_TEST(test_confirm)
+{
+    static ddl_online_t o[RANKS];
+    unsigned seeds[RANKS] = {1, 2, 3, 4};
+    size_t bytes = 1 << 20;
+    int cls = ddl_online_class_of(bytes);
+    const ddl_online_class_t *k = &o[0].cls[cls];
+    const double scales[3] = {1, 1.03, 1.10}; /* times the runner-up's best over the choice's */
+    for (int t = 0; t < 3; t++) {
+        for (int r = 0; r < RANKS; r++)
+            ddl_online_init(&o[r], &two_nodes);
+        decide(o, bytes, 1, seeds);
+        int chosen = k->chosen, up = -1;
+        for (int i = 0; i < k->ncand; i++)
+            if (i != chosen && (up < 0 || k->agreed[i] < k->agreed[up]))
+                up = i;
+        ck_assert_int_ge(up, 0);
+        double scale = t == 0 ? 1 : scales[t] * k->agreed[up] / k->agreed[chosen];
+        int out = confirm(o, bytes, seeds, scale);
+        if (t < 2) {
+            ck_assert_int_ne(out, DDL_ONLINE_SWITCHED);
+            ck_assert_int_eq(k->chosen, chosen);
+        } else {
+            ck_assert_int_eq(out, DDL_ONLINE_SWITCHED);
+            ck_assert_int_eq(k->chosen, up);
+            ck_assert_double_eq(k->reference, k->agreed[up]);
+            for (int r = 0; r < RANKS; r++)
+                ck_assert_int_eq(o[r].cls[cls].chosen, up);
+            const ddl_candidate_t *next = ddl_online_next(&o[0], bytes, 1);
+            ck_assert(same(next, &k->cand[up]));
+        }
+        ck_assert_int_eq(k->state, DDL_CLASS_DECIDED);
+    }
+}
+END_TEST
+
 /* The MPI path against the lanes' candidates, timed as often in all: at 256
  * KiB between 2 nodes one MPI candidate against four of the lanes, 3 rounds
  * each of the lanes', 12 of MPI's, in either visiting order.  Then with
@@ -383,6 +440,7 @@ START_TEST(test_drift)
     size_t bytes = 1 << 20;
     int cls = ddl_online_class_of(bytes);
     decide(o, bytes, 1, seeds);
+    ck_assert_int_eq(confirm(o, bytes, seeds, 1), DDL_ONLINE_STEADY);
     const ddl_online_class_t *k = &o[0].cls[cls];
     long window = k->window;
     /* About DDL_ONLINE_CHECK_SECONDS of calls between checks. */
@@ -411,6 +469,7 @@ START_TEST(test_drift)
      * every check explore again), and the calls between checks grow with it;
      * then slower than the new reference explores again. */
     decide(o, bytes, 1, seeds);
+    ck_assert_int_eq(confirm(o, bytes, seeds, 1), DDL_ONLINE_STEADY);
     window = k->window;
     int chosen = k->chosen;
     double reference = k->reference;
@@ -542,6 +601,7 @@ int main(void)
     tcase_add_test(tc, test_agreement);
     tcase_add_test(tc, test_fair_paths);
     tcase_add_test(tc, test_drift);
+    tcase_add_test(tc, test_confirm);
     tcase_add_test(tc, test_dimensions);
     tcase_add_test(tc, test_save_reload);
     suite_add_tcase(s, tc);
