@@ -465,7 +465,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         if (r0 == 0) {
             /* The first meeting is the call's: every rank shows which call it
              * is in and how it was called, whatever path it chose. */
-            int early = 0;
+            int early = 0, ahead = 0;
             if (in->local_rank == 0 && in->nnodes > 1) /* the node's decision, seen by all once it meets */
                 c->node.ctrl->slots[0].box[seq & 1].early = early = ddl_lane_early_choose(c, &sig);
             ddl_node_publish(&c->node, &sig, seq, 1);
@@ -474,8 +474,9 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
                                                "lane allreduce: waiting for the node's owners")) != DDL_OK)
                     break;
                 lap(c, DDL_PH_BARRIER_IN, &last);
+                ahead = owners_shown(c, seq);
             }
-            if (early > 0 && owners_shown(c, seq)) {
+            if (ahead) {
                 call->early = early;
                 call->meet_rest = meet_behind; /* gone ahead: run by the pipeline, or below */
             } else {

@@ -293,7 +293,7 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
          * round of a few can be luck (the lanes' calls vary most: on the
          * emulated rails 64 KiB chose lane/rd on a round of 221 us, against
          * the MPI path's 243, and then took 290-330 us per call). */
-        if (k->window && runner_up(k) >= 0) {
+        if (k->window && k->ncand > 1) { /* a runner-up to confirm against */
             k->confirming = 1;
             k->window = DDL_ONLINE_RECENT;
         }
