@@ -85,6 +85,7 @@ struct ddl_comm {
     void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */
     size_t bounce_bytes;
     void *sig_scratch;           /* the owners' signature exchange between nodes (ddl_sig_scratch_bytes) */
+    ddl_sig_last_t sig_last;     /* what that exchange last agreed on: a repeat sends no key */
 
     uint32_t doorbell_seen;      /* helpers: the owner's last call (collective) or request (serve) handled */
     uint32_t seq;                /* calls so far, count 0 included: the signature's call number */

@@ -76,6 +76,7 @@ enum { K_COUNT = 0, K_CHUNK = 1, K_REST = 2 };
 #define OP_BITS 6
 #define DTYPE_BITS 6
 #define BITS(n) ((UINT64_C(1) << (n)) - 1)
+#define SEQ_SHIFT (BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS)
 _Static_assert(DDL_SIG_KEY_WORDS == 3, "count, chunk, the rest");
 _Static_assert(BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + 32 < 64, "seq's 32 bits above the rest");
 _Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS, "bad fits");
@@ -189,16 +190,27 @@ typedef struct {
     _Alignas(8) unsigned char data[DDL_SIG_MESSAGE_BYTES]; /* right after the key: see combine_msg */
 } sig_msg_t;
 
+#define KEY_BYTES ((int)sizeof(int64_t[DDL_SIG_KEY_WORDS]))
+
 size_t ddl_sig_scratch_bytes(void)
 {
-    /* Two messages and the halves' vector; a multiple of 64: the caller's
-     * aligned_alloc asks for that alignment. */
-    return (2 * sizeof(sig_msg_t) + DDL_SIG_HALVES_BYTES + 63) / 64 * 64;
+    /* This rank's message, an inbox (a key's room before a message) and the
+     * halves' vector; a multiple of 64: the caller's aligned_alloc asks for
+     * that alignment. */
+    return (2 * sizeof(sig_msg_t) + KEY_BYTES + DDL_SIG_HALVES_BYTES + 63) / 64 * 64;
 }
 _Static_assert((DDL_SIG_HALVES_BYTES + 64) / 2 <= DDL_SIG_MESSAGE_BYTES, "a half fits a message");
 _Static_assert(DDL_SIG_EXCHANGE_BYTES <= DDL_SIG_MESSAGE_BYTES, "the exchange's data fits a message");
 
-#define SIG_TAG 0x5d1 /* point-to-point on the owners' communicator: nothing else goes there */
+/* Point-to-point on the owners' communicator.  A message with its key has
+ * SIG_TAG; one that repeats the last agreed signature (ddl_sig_last_t) has
+ * REPEAT_TAG plus its call number modulo the tags there are.  The receives
+ * take any tag from their peer: its next message there is always the
+ * exchange's (the halves' allgather, on its own tag, follows only an
+ * exchange that every rank completed). */
+#define SIG_TAG 0x5d1
+#define REPEAT_TAG 0x1000
+#define REPEAT_TAG_SPAN (1 << 16)
 
 /* Between ranks that MPI reaches through shared memory a message of up to
  * SIG_WHOLE_BYTES goes in pieces of at most this many bytes, so that a call's
@@ -235,7 +247,58 @@ _Static_assert(SIG_PIECES * SIG_PIECE_BYTES >= offsetof(sig_msg_t, data) + DDL_S
 #define SIG_INLINE_BYTES 256
 #define KEY_APART (INT64_C(1) << 62)
 
-_Static_assert(sizeof(int64_t[DDL_SIG_KEY_WORDS]) == offsetof(sig_msg_t, data), "the data follows the key at once");
+_Static_assert(KEY_BYTES == offsetof(sig_msg_t, data), "the data follows the key at once");
+
+/* The tag of this rank's next message, whose key is `key`: REPEAT_TAG and
+ * the call number where it repeats p->last, else SIG_TAG. */
+static int message_tag(const ddl_sig_peers_t *p, const int64_t *key)
+{
+    ddl_sig_last_t *l = p->last;
+    if (!l || !l->valid)
+        return SIG_TAG;
+    if (!l->tag_span) { /* the same on every process (MPI_TAG_UB), at least 32767 */
+        int *ub = NULL, flag = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+        int span = flag && ub && *ub > REPEAT_TAG ? *ub - REPEAT_TAG + 1 : -1;
+        l->tag_span = span > REPEAT_TAG_SPAN ? REPEAT_TAG_SPAN : span;
+    }
+    uint64_t seq = (uint64_t)key[K_REST] >> SEQ_SHIFT, last_seq = (uint64_t)l->key[K_REST] >> SEQ_SHIFT;
+    int repeat = l->tag_span > 0 && agreed(key) && key[K_COUNT] == l->key[K_COUNT] &&
+                 key[K_CHUNK] == l->key[K_CHUNK] && ((key[K_REST] ^ l->key[K_REST]) & BITS(SEQ_SHIFT)) == 0 &&
+                 seq == ((last_seq + 1) & BITS(32));
+    return repeat ? REPEAT_TAG + (int)(seq % (uint64_t)l->tag_span) : SIG_TAG;
+}
+
+/* After an exchange: what the next call may repeat (key: the verdict every
+ * rank reached, NULL when this rank's exchange failed or its signature is
+ * marked bad). */
+static void remember(const ddl_sig_peers_t *p, const int64_t *key)
+{
+    if (!p->last)
+        return;
+    p->last->valid = key && agreed(key);
+    if (p->last->valid)
+        memcpy(p->last->key, key, sizeof(p->last->key));
+}
+
+/* A peer's message as it came to an inbox (KEY_BYTES of room, then where
+ * the message lands): with its key, as sent; a repeat's data lands right
+ * after the room, which then gets this rank's key, so either reads as a
+ * sig_msg_t.  Messages of the two kinds, or repeats of different calls,
+ * disagree (their key marked so): both ends see the same two tags.
+ * *got: the message's bytes, its key included. */
+static sig_msg_t *arrived(unsigned char *inbox, int their_tag, int my_tag, const int64_t *my_key, int *got)
+{
+    sig_msg_t *m = (sig_msg_t *)(inbox + KEY_BYTES);
+    if (their_tag != SIG_TAG) {
+        m = (sig_msg_t *)inbox;
+        memcpy(m->key, my_key, KEY_BYTES);
+        *got += KEY_BYTES;
+    }
+    if (their_tag != my_tag)
+        m->key[K_REST] = DISAGREE;
+    return m;
+}
 
 static int key_apart(int len)
 {
@@ -249,12 +312,13 @@ typedef struct {
     MPI_Request req[2 * SIG_PIECES];
     MPI_Comm comm;
     int peer;
-    sig_msg_t *recv;
+    unsigned char *recv; /* where the message lands (an inbox's, after its room) */
     int pieces;  /* SIG_PIECES, or 1: the whole message at once */
     int piece;   /* the bytes of a full piece */
     int awaited; /* the piece received next; pieces: all came */
     int got;     /* bytes received so far */
     int apart;   /* the key came apart: the next message is the last */
+    int tag;     /* the message's, from its first part on (a repeat's pieces have it too) */
 } swap_t;
 
 static int swap_step(void *arg)
@@ -268,18 +332,20 @@ static int swap_step(void *arg)
         if (!in)
             return 0;
         MPI_Get_count(&st, MPI_BYTE, &n);
+        if (w->tag < 0)
+            w->tag = st.MPI_TAG;
         w->got += n;
-        if (!w->apart && w->got == (int)offsetof(sig_msg_t, data) && (w->recv->key[K_COUNT] & KEY_APART)) {
-            w->recv->key[K_COUNT] &= ~KEY_APART;
+        int64_t *key = (int64_t *)w->recv;
+        if (!w->apart && w->tag == SIG_TAG && w->got == KEY_BYTES && (key[K_COUNT] & KEY_APART)) {
+            key[K_COUNT] &= ~KEY_APART;
             w->apart = 1;
             w->awaited = w->pieces - 1; /* the rest, in the last receive */
         } else if (w->apart || n != w->piece || ++w->awaited == w->pieces) { /* shorter: the last; longer: whole */
             w->awaited = w->pieces;
             break;
         }
-        int room = w->awaited < w->pieces - 1 ? w->piece : (int)sizeof(*w->recv) - w->got;
-        if (MPI_Irecv((char *)w->recv + w->got, room, MPI_BYTE, w->peer, SIG_TAG, w->comm, &w->req[w->awaited]) !=
-            MPI_SUCCESS)
+        int room = w->awaited < w->pieces - 1 ? w->piece : (int)sizeof(sig_msg_t) - w->got;
+        if (MPI_Irecv(w->recv + w->got, room, MPI_BYTE, w->peer, w->tag, w->comm, &w->req[w->awaited]) != MPI_SUCCESS)
             return DDL_ERR_MPI;
     }
     int done = 0;
@@ -309,25 +375,33 @@ static ddl_status_t wait_outcome(ddl_status_t st, int peer, const ddl_sig_peers_
     return DDL_OK;
 }
 
-/* Send `send` (send_len bytes) to and/or receive into `recv` from `peer`
- * (either may be NULL), within the deadline; *got: the bytes received.
- * data: where the message's data is, when not in send after the key (it
- * then goes apart from the key, uncopied). */
+/* Send `send` (send_len bytes, its key included) with `tag` to and/or
+ * receive into `inbox` from `peer` (either may be NULL), within the
+ * deadline; *got: the bytes received, *their_tag: their tag.  data: where
+ * the message's data is, when not in send after the key (it then goes apart
+ * from the key, uncopied).  With a repeat's tag the data goes alone. */
 static ddl_status_t swap(const ddl_sig_peers_t *p, int peer, const sig_msg_t *send, const void *data, int send_len,
-                         sig_msg_t *recv, int *got)
+                         int tag, unsigned char *inbox, int *got, int *their_tag)
 {
     MPI_Comm comm = p->comm;
     int shared = shares_host(p, peer);
-    swap_t w = {.comm = comm, .peer = peer, .recv = recv, .pieces = shared ? SIG_PIECES : 1,
-                .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(*recv)};
-    w.awaited = recv ? 0 : w.pieces;
+    swap_t w = {.comm = comm, .peer = peer, .recv = inbox ? inbox + KEY_BYTES : NULL, .tag = -1,
+                .pieces = shared ? SIG_PIECES : 1, .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(sig_msg_t)};
+    w.awaited = inbox ? 0 : w.pieces;
     for (int i = 0; i < 2 * SIG_PIECES; i++)
         w.req[i] = MPI_REQUEST_NULL;
     /* The first receive has room for a whole message (SIG_WHOLE_BYTES). */
-    if (recv && MPI_Irecv(recv, (int)sizeof(*recv), MPI_BYTE, peer, SIG_TAG, comm, &w.req[0]) != MPI_SUCCESS)
+    if (inbox && MPI_Irecv(w.recv, (int)sizeof(sig_msg_t), MPI_BYTE, peer, MPI_ANY_TAG, comm, &w.req[0]) !=
+                     MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
+    const unsigned char *from = (const unsigned char *)send;
+    if (send && tag != SIG_TAG) { /* a repeat: no key */
+        from = data ? data : send->data;
+        send_len -= KEY_BYTES;
+        data = NULL;
+    }
     int64_t head[DDL_SIG_KEY_WORDS]; /* the key apart, marked; sent before this returns */
-    if (send && (data || (shared && key_apart(send_len)))) {
+    if (send && tag == SIG_TAG && (data || (shared && key_apart(send_len)))) {
         memcpy(head, send->key, sizeof(head));
         head[K_COUNT] |= KEY_APART;
         if (MPI_Isend(head, (int)sizeof(head), MPI_BYTE, peer, SIG_TAG, comm, &w.req[SIG_PIECES]) != MPI_SUCCESS ||
@@ -339,43 +413,62 @@ static ddl_status_t swap(const ddl_sig_peers_t *p, int peer, const sig_msg_t *se
     int pieces = send_len > SIG_WHOLE_BYTES ? 1 : w.pieces;
     for (int k = 0, off = 0; send && k < pieces; k++) {
         int n = k < pieces - 1 && send_len - off > w.piece ? w.piece : send_len - off;
-        if (MPI_Isend((const char *)send + off, n, MPI_BYTE, peer, SIG_TAG, comm, &w.req[SIG_PIECES + k]) != MPI_SUCCESS)
+        if (MPI_Isend(from + off, n, MPI_BYTE, peer, tag, comm, &w.req[SIG_PIECES + k]) != MPI_SUCCESS)
             return ddl_error(DDL_ERR_MPI, "ddl_allreduce: the owners' signature exchange failed in MPI");
         off += n;
         if (n < w.piece)
             break;
     }
     ddl_status_t st = wait_outcome(ddl_poll(swap_step, &w, p->timeout, p->abort), peer, p, "exchange of signatures");
-    if (st == DDL_OK)
+    if (st == DDL_OK) {
         *got = w.got;
+        *their_tag = w.tag;
+    }
     return st;
 }
 
-/* theirs into mine: the key stays while both stand for one and the same
- * signature; the data is reduced only then, and when that signature carries
- * data, the lower rank's first.  The data follows the key at once: a small
- * call's message (24 bytes of key, 8 of data) then fits one cache line with
- * Open MPI's headers (measured between 2 virtual nodes: 8 bytes took 0.04-0.1
- * us less than 56 over the same exchange). */
-static void combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first)
+/* theirs into mine (this rank's signature s): the key stays while both
+ * stand for one and the same signature; the data is reduced only then, and
+ * when that signature carries data, the lower rank's first: this rank's
+ * (from src) and theirs into out.  1 when it was. */
+static int combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first, const ddl_sig_t *s,
+                       const void *src, void *out)
 {
     int same = agreed(mine->key) && same_key(mine->key, theirs->key);
     if (!same) {
         mine->key[K_REST] = DISAGREE;
-        return;
+        return 0;
     }
-    ddl_sig_t h = ddl_sig_from_key(mine->key);
-    if (h.algo != DDL_ALGO_MPI || h.lane_algo != 1 || h.bad != 0)
-        return;
-    /* Equal to this rank's own signature, which its checks passed: the type,
-     * op and count are valid.  The length is checked all the same. */
-    if ((size_t)their_len >= offsetof(sig_msg_t, data) + (size_t)h.count * ddl_dtype_size((ddl_dtype_t)h.dtype)) {
-        ddl_reduce_fn_t fn = ddl_reduce_fn((ddl_dtype_t)h.dtype, (ddl_redop_t)h.op);
-        if (me_first)
-            fn(mine->data, mine->data, theirs->data, (size_t)h.count);
-        else
-            fn(mine->data, theirs->data, mine->data, (size_t)h.count);
+    /* Still this rank's own key, from s, whose checks passed: the type, op
+     * and count are valid.  The length is checked all the same. */
+    if (s->algo != DDL_ALGO_MPI || s->lane_algo != 1 || s->bad != 0 ||
+        (size_t)their_len < offsetof(sig_msg_t, data) + (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype))
+        return 0;
+    ddl_reduce_fn_t fn = ddl_reduce_fn((ddl_dtype_t)s->dtype, (ddl_redop_t)s->op);
+    fn(out, me_first ? src : theirs->data, me_first ? theirs->data : src, (size_t)s->count);
+    return 1;
+}
+
+/* This rank's message for a swap, whose key mine->key holds: its length and
+ * where its data goes from (*apart; NULL: in mine after the key).  The data
+ * (bytes, at *src) goes only while every key met so far agreed; with a key
+ * it follows the key at once, copied there (a small call's 24 bytes of key
+ * and 8 of data then fit one cache line with Open MPI's headers: measured
+ * between 2 virtual nodes, 8 bytes took 0.04-0.1 us less than 56 over the
+ * same exchange), and *src then points there; a repeat's goes alone, from
+ * where it is. */
+static int message(sig_msg_t *mine, int tag, const unsigned char **src, size_t bytes, const void **apart)
+{
+    *apart = NULL;
+    if (!bytes || !agreed(mine->key))
+        return KEY_BYTES;
+    if (tag != SIG_TAG)
+        *apart = *src;
+    else if (*src != mine->data) {
+        memcpy(mine->data, *src, bytes);
+        *src = mine->data;
     }
+    return KEY_BYTES + (int)bytes;
 }
 
 ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t *p, const ddl_sig_t *s,
@@ -384,39 +477,64 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t 
     x->world_rank = p->world_rank;
     x->comm = p->comm;
     x->mine = *s;
-    sig_msg_t *mine = scratch, *theirs = mine + 1;
+    sig_msg_t *mine = scratch, *theirs;
+    unsigned char *inbox = (unsigned char *)(mine + 1);
     ddl_sig_key(s, mine->key);
     size_t bytes = data ? (size_t)s->count * ddl_dtype_size((ddl_dtype_t)s->dtype) : 0;
-    if (data)
-        memcpy(mine->data, data, bytes);
-    int len = (int)(offsetof(sig_msg_t, data) + bytes), got = 0, size = p->size, rank = p->rank;
+    /* This rank's data so far: the caller's, until a round reduces it into
+     * mine->data or, in the last round, where every key has been met, into
+     * result. */
+    const unsigned char *src = data;
+    unsigned char *out = result && s->bad == 0 ? result : mine->data;
+    const void *apart;
+    int len, got = 0, size = p->size, rank = p->rank;
     int core = 1;
     while (core * 2 <= size)
         core *= 2;
     if (core != size || group < 1 || (group & (group - 1)) != 0)
         group = 1; /* the groups are not the doubling's blocks: every round runs */
     ddl_status_t st = DDL_OK;
+    int tag, their_tag = SIG_TAG; /* this rank's message's, as its key stands; the peer's */
     if (rank >= core) { /* an extra rank: in through its partner, and the result back */
-        st = swap(p, rank - core, mine, NULL, len, NULL, &got);
-        if (st == DDL_OK)
-            st = swap(p, rank - core, NULL, NULL, 0, mine, &got);
+        tag = message_tag(p, mine->key);
+        len = message(mine, tag, &src, bytes, &apart);
+        st = swap(p, rank - core, mine, apart, len, tag, NULL, &got, &their_tag);
+        if (st == DDL_OK && (st = swap(p, rank - core, NULL, NULL, 0, 0, inbox, &got, &their_tag)) == DDL_OK) {
+            theirs = arrived(inbox, their_tag, tag, mine->key, &got);
+            memcpy(mine->key, theirs->key, KEY_BYTES);
+            if (agreed(mine->key) && (size_t)got >= offsetof(sig_msg_t, data) + bytes)
+                src = theirs->data;
+        }
     } else {
         if (rank + core < size &&
-            (st = swap(p, rank + core, NULL, NULL, 0, theirs, &got)) == DDL_OK)
-            combine_msg(mine, theirs, got, 1);
+            (st = swap(p, rank + core, NULL, NULL, 0, 0, inbox, &got, &their_tag)) == DDL_OK) {
+            theirs = arrived(inbox, their_tag, message_tag(p, mine->key), mine->key, &got);
+            if (combine_msg(mine, theirs, got, 1, s, src, core > group ? mine->data : out))
+                src = core > group ? mine->data : out;
+        }
         for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
-            if ((st = swap(p, peer, mine, NULL, len, theirs, &got)) == DDL_OK)
-                combine_msg(mine, theirs, got, rank < peer);
+            tag = message_tag(p, mine->key);
+            len = message(mine, tag, &src, bytes, &apart);
+            if ((st = swap(p, peer, mine, apart, len, tag, inbox, &got, &their_tag)) != DDL_OK)
+                break;
+            theirs = arrived(inbox, their_tag, tag, mine->key, &got);
+            unsigned char *to = mask * 2 == core ? out : mine->data; /* the last round: every key met */
+            if (combine_msg(mine, theirs, got, rank < peer, s, src, to))
+                src = to;
         }
-        if (st == DDL_OK && rank + core < size)
-            st = swap(p, rank + core, mine, NULL, len, NULL, &got);
+        if (st == DDL_OK && rank + core < size) {
+            tag = message_tag(p, mine->key);
+            len = message(mine, tag, &src, bytes, &apart);
+            st = swap(p, rank + core, mine, apart, len, tag, NULL, &got, &their_tag);
+        }
     }
+    remember(p, st == DDL_OK && s->bad == 0 ? mine->key : NULL);
     if (st == DDL_OK) {
         memcpy(x->key, mine->key, sizeof(x->key));
         /* Only when every signature agreed: a mismatch writes nothing. */
-        if (result && bytes && agreed(mine->key) && ddl_sig_from_key(mine->key).bad == 0)
-            memcpy(result, mine->data, bytes);
+        if (result && bytes && agreed(mine->key) && s->bad == 0 && src != result) /* agreed: the key is s's */
+            memcpy(result, src, bytes);
     }
     return st;
 }
@@ -440,8 +558,9 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
     x->world_rank = p->world_rank;
     x->comm = p->comm;
     x->mine = *s;
-    sig_msg_t *mine = scratch, *theirs = mine + 1;
-    unsigned char *vec = (unsigned char *)(mine + 2); /* the ranges reduced so far, by element index */
+    sig_msg_t *mine = scratch, *theirs;
+    unsigned char *inbox = (unsigned char *)(mine + 1);
+    unsigned char *vec = inbox + KEY_BYTES + sizeof(sig_msg_t); /* the ranges reduced so far, by element index */
     ddl_sig_key(s, mine->key);
     int size = p->size, rank = p->rank, got = 0;
     MPI_Comm comm = p->comm;
@@ -472,9 +591,11 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
         const unsigned char *apart = sent > SIG_WHOLE_BYTES ? src + send_lo * esize : NULL;
         if (sent && !apart)
             memcpy(mine->data, src + send_lo * esize, sent);
-        st = swap(p, peer, mine, apart, (int)(offsetof(sig_msg_t, data) + sent), theirs, &got);
+        int tag = message_tag(p, mine->key), their_tag = SIG_TAG;
+        st = swap(p, peer, mine, apart, (int)(offsetof(sig_msg_t, data) + sent), tag, inbox, &got, &their_tag);
         if (st != DDL_OK)
             break;
+        theirs = arrived(inbox, their_tag, tag, mine->key, &got);
         if (!agreed(mine->key) || !same_key(mine->key, theirs->key) ||
             (with_data && (size_t)got != offsetof(sig_msg_t, data) + want)) {
             mine->key[K_REST] = DISAGREE;
@@ -483,7 +604,7 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
              * the owners': its range is the call's result, reduced straight
              * into it (the caller's buffer is read only in the first round,
              * and a send from it has completed). */
-            int final = mask == size >> 1 && ddl_sig_from_key(mine->key).bad == 0;
+            int final = mask == size >> 1 && s->bad == 0;
             const unsigned char *a = src + keep_lo * esize, *b = theirs->data;
             fn((final ? (unsigned char *)result : vec) + keep_lo * esize, rank < peer ? a : b, rank < peer ? b : a,
                keep_hi - keep_lo);
@@ -495,8 +616,9 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
         src = vec;
     }
     memcpy(x->key, mine->key, sizeof(x->key));
+    remember(p, st == DDL_OK && s->bad == 0 ? mine->key : NULL);
     /* Only when every signature agreed: a mismatch writes nothing. */
-    if (st != DDL_OK || !data || !agreed(mine->key) || ddl_sig_from_key(mine->key).bad != 0)
+    if (st != DDL_OK || !data || !agreed(mine->key) || s->bad != 0) /* agreed: the key is still s's */
         return st;
     unsigned char *out = result;
     if (size == 1 && out != src) /* no round reduced into it */
@@ -567,7 +689,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
 
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where)
 {
-    if (!agreed(x->key) || ddl_sig_from_key(x->key).bad != 0)
+    if (!agreed(x->key) || x->mine.bad != 0) /* agreed: the key is this rank's */
         return name_mismatch(x, hosts, where);
     return DDL_OK;
 }

@@ -78,13 +78,29 @@ typedef struct {
  * world rank, which ranks MPI reaches through shared memory, the same
  * number, whose messages then go in pieces: signature.c), every wait's
  * deadline and the node's abort flag. */
+typedef struct ddl_sig_last ddl_sig_last_t;
 typedef struct {
     MPI_Comm comm;
     int rank, size, world_rank;
     const int *world_of, *shm_host;
     double timeout;
     const _Atomic int32_t *abort;
+    ddl_sig_last_t *last; /* may be NULL: every message carries its key */
 } ddl_sig_peers_t;
+
+/* The signature the owners' last exchange on comm agreed on, kept by the
+ * caller across calls.  A call that repeats it (the same signature, the
+ * next call number) sends no key: its messages' tag says "the last one
+ * again", and its data goes alone.  Every owner holds the same one (each
+ * exchange ends with the same verdict on every rank), so two such messages
+ * are the same signature; a message with its key and one without never
+ * agree.  Measured between 2 virtual nodes (bench/RESULTS.md): an 8-byte
+ * message took 0.05-0.1 us less than the 32 bytes of key and data. */
+struct ddl_sig_last {
+    int64_t key[DDL_SIG_KEY_WORDS];
+    int valid;    /* the last exchange ended with every owner agreeing, none bad */
+    int tag_span; /* the call numbers' tags (MPI_TAG_UB); 0: not asked yet, -1: none */
+};
 
 /* The smallest messages between nodes travel with the owners' signatures;
  * up to DDL_SIG_EXCHANGE_BYTES they may (online selection's mpi/exchange),
@@ -116,7 +132,8 @@ size_t ddl_sig_scratch_bytes(void);
 /* Between nodes, on the owners' communicator, for every call: the
  * signatures' exchange as recursive doubling over point-to-point messages (the extra ranks of a non-power-of-two count folded in first), each
  * carrying the packed signature of the ranks met so far (or that two of them
- * differ: one word's compare per step, signature.c) and, when data is not
+ * differ: one word's compare per step, signature.c; or, repeating p->last,
+ * only its tag) and, when data is not
  * NULL, the call's data (s->count elements, at most DDL_SIG_EXCHANGE_BYTES
  * bytes; s says so with lane_algo 1).  The data is reduced with s->op, the lower
  * rank's operand first, only while every signature met so far is the same:
