@@ -509,8 +509,8 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t 
         if (rank + core < size &&
             (st = swap(p, rank + core, NULL, NULL, 0, 0, inbox, &got, &their_tag)) == DDL_OK) {
             theirs = arrived(inbox, their_tag, message_tag(p, mine->key), mine->key, &got);
-            if (combine_msg(mine, theirs, got, 1, s, src, core > group ? mine->data : out))
-                src = core > group ? mine->data : out;
+            if (combine_msg(mine, theirs, got, 1, s, src, mine->data)) /* the rounds follow (group is 1) */
+                src = mine->data;
         }
         for (int mask = group; mask < core && st == DDL_OK; mask <<= 1) { /* below group: agreed */
             int peer = rank ^ mask;
