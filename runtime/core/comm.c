@@ -197,7 +197,7 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
     if (!c->sig_scratch && !(c->sig_scratch = aligned_alloc(64, ddl_sig_scratch_bytes())))
         return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange");
     ddl_sig_exchange_t x;
-    ddl_sig_peers_t p = {c->owners, c->info.owner_rank, c->info.owner_size, c->info.rank, c->world_of_owner,
+    ddl_sig_peers_t p = {c->owners_sig, c->info.owner_rank, c->info.owner_size, c->info.rank, c->world_of_owner,
                          c->shm_host, c->set.timeout, &c->node.ctrl->abort_rank, &c->sig_last};
     ddl_status_t st;
     if (sig->algo == DDL_ALGO_MPI && sig->lane_algo == DDL_SIG_HALVES)

@@ -35,6 +35,7 @@ struct ddl_comm {
     struct ddl_comm *next_dead;  /* destroyed: the list that keeps it (comm.c) */
     MPI_Comm world, node_comm, lane_comm, owners;
     MPI_Comm owners_app;         /* ddl_comm_owners: the application's, apart from the runtime's */
+    MPI_Comm owners_sig;         /* the owners' exchange of signatures alone: its receives take any tag */
     struct ddl_mpi_early *mpi_early; /* the MPI path's early starts between hosts (algo/mpi_early.c);
                                       * NULL where the owners share one host */
     struct ddl_lane_early *lane_early; /* owners between nodes: the lanes' early first chunks

@@ -202,12 +202,12 @@ size_t ddl_sig_scratch_bytes(void)
 _Static_assert((DDL_SIG_HALVES_BYTES + 64) / 2 <= DDL_SIG_MESSAGE_BYTES, "a half fits a message");
 _Static_assert(DDL_SIG_EXCHANGE_BYTES <= DDL_SIG_MESSAGE_BYTES, "the exchange's data fits a message");
 
-/* Point-to-point on the owners' communicator.  A message with its key has
- * SIG_TAG; one that repeats the last agreed signature (ddl_sig_last_t) has
- * REPEAT_TAG plus its call number modulo the tags there are.  The receives
- * take any tag from their peer: its next message there is always the
- * exchange's (the halves' allgather, on its own tag, follows only an
- * exchange that every rank completed). */
+/* Point-to-point on a communicator of the exchange's own (the owners').  A
+ * message with its key has SIG_TAG; one that repeats the last agreed
+ * signature (ddl_sig_last_t) has REPEAT_TAG plus its call number modulo the
+ * tags there are.  The receives take any tag from their peer: its next
+ * message there is always the exchange's (the halves' allgather, on its own
+ * tag, follows only an exchange that every rank completed). */
 #define SIG_TAG 0x5d1
 #define REPEAT_TAG 0x1000
 #define REPEAT_TAG_SPAN (1 << 16)

@@ -107,6 +107,7 @@ static void release(ddl_comm_t *c)
     ddl_mpi_early_free(c);
     ddl_lane_early_free(c); /* left_to_mpi stays: MPI may still write it */
     free_comm(&c->owners_app);
+    free_comm(&c->owners_sig);
     free_comm(&c->owners);
     free_comm(&c->lane_comm);
     free_comm(&c->node_comm);
@@ -203,6 +204,8 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
         /* The application's copy: its collectives on it may run while the
          * progress thread runs ours on c->owners. */
         st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_app), "MPI_Comm_dup (owners)");
+        if (st == DDL_OK) /* the exchange's receives take any tag (core/signature.c) */
+            st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_sig), "MPI_Comm_dup (owners' signatures)");
     }
     return st;
 }
@@ -504,7 +507,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     }
     if (!c)
         return ddl_error(DDL_ERR_NO_MEMORY, "ddl_comm_create: out of memory");
-    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = MPI_COMM_NULL;
+    c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = c->owners_sig = MPI_COMM_NULL;
     c->node.seg.fd = -1;
     pthread_mutex_init(&c->heap_lock, NULL);
     ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
