@@ -585,14 +585,16 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
         size_t keep_lo = top_whole || !upper ? lo : mid, keep_hi = top_whole || upper ? hi : mid;
         size_t send_lo = top_whole || upper ? lo : mid, send_hi = top_whole || !upper ? hi : mid;
         /* The data goes only while every key met so far is this one; a
-         * long range apart from the key, and a repeat's (no key), uncopied
-         * (SIG_WHOLE_BYTES). */
+         * long range apart from the key, uncopied (SIG_WHOLE_BYTES), else as
+         * the exchange's (message()). */
         int with_data = data && agreed(mine->key), tag = message_tag(p, mine->key), their_tag = SIG_TAG;
         size_t sent = with_data ? (send_hi - send_lo) * esize : 0, want = (keep_hi - keep_lo) * esize;
-        const unsigned char *apart = sent > SIG_WHOLE_BYTES || (sent && tag != SIG_TAG) ? src + send_lo * esize : NULL;
-        if (sent && !apart)
-            memcpy(mine->data, src + send_lo * esize, sent);
-        st = swap(p, peer, mine, apart, (int)(offsetof(sig_msg_t, data) + sent), tag, inbox, &got, &their_tag);
+        const unsigned char *from = src + send_lo * esize;
+        const void *apart = from;
+        int len = KEY_BYTES + (int)sent;
+        if (sent <= SIG_WHOLE_BYTES)
+            len = message(mine, tag, &from, sent, &apart);
+        st = swap(p, peer, mine, apart, len, tag, inbox, &got, &their_tag);
         if (st != DDL_OK)
             break;
         theirs = arrived(inbox, their_tag, tag, mine->key, &got);
