@@ -285,15 +285,17 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
             log_decision(c, cls, 0);
         if (c->save_path[0])
             save(c);
-    } else if (out == DDL_ONLINE_SWITCHED) {
+    } else if (out == DDL_ONLINE_SWITCHED || out == DDL_ONLINE_CONFIRMED) {
         const ddl_online_class_t *k = &c->online->cls[cls];
-        char range[64], chosen[64];
+        int won = out == DDL_ONLINE_CONFIRMED;
+        char range[64], winner[64], loser[64];
         class_range(cls, range, sizeof(range));
-        ddl_online_describe(k, k->chosen, chosen, sizeof(chosen));
-        DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s instead, the runner-up (its best round %.1f us): the "
-                 "choice's first calls took %.1f us at best against its best round of %.1f us", range, chosen,
-                 k->reference * 1e6, v[0] * 1e6, before * 1e6);
-        if (c->save_path[0])
+        ddl_online_describe(k, k->chosen, winner, sizeof(winner));
+        ddl_online_describe(k, k->rival, loser, sizeof(loser)); /* after the duel: the other one */
+        DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s %s %s: the middle of its %d calls %.1f us against %.1f us "
+                 "(the two in turn)", range, winner, won ? "confirmed against" : "instead of", loser,
+                 DDL_ONLINE_RECENT, v[won ? 0 : 1] * 1e6, v[won ? 1 : 0] * 1e6);
+        if (!won && c->save_path[0])
             save(c);
     } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {
         char range[64], chosen[64];

@@ -182,6 +182,21 @@ int ddl_online_starts(const ddl_online_t *o, size_t bytes)
     return o->cls[ddl_online_class_of(bytes)].state == DDL_CLASS_NEW;
 }
 
+/* The candidate that duel call `call` (from 0) runs: the choice and its
+ * rival in turn, as exploring visits candidates; with job->mpi_first in two
+ * blocks, the MPI path's first (visiting() says why). */
+static int dueling(const ddl_online_job_t *job, const ddl_online_class_t *k, long call)
+{
+    int first = k->chosen, second = k->rival;
+    if (!job->mpi_first)
+        return call % 2 ? second : first;
+    if (k->cand[second].algo == DDL_ALGO_MPI && k->cand[first].algo != DDL_ALGO_MPI) {
+        first = k->rival;
+        second = k->chosen;
+    }
+    return call < DDL_ONLINE_RECENT ? first : second;
+}
+
 const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunked)
 {
     int cls = ddl_online_class_of(bytes);
@@ -190,6 +205,8 @@ const ddl_candidate_t *ddl_online_next(ddl_online_t *o, size_t bytes, int chunke
         start(k, &o->job, cls, chunked);
     if (k->state == DDL_CLASS_EXPLORING)
         return &k->cand[k->calls < 0 ? 0 : visiting(&o->job, k, k->calls)];
+    if (k->confirming)
+        return &k->cand[dueling(&o->job, k, k->since_check)];
     return &k->cand[k->chosen];
 }
 
@@ -201,11 +218,26 @@ static double least(const double *v, int n)
     return m;
 }
 
+/* The middle of n times (n <= DDL_ONLINE_RECENT), the mean of the two
+ * middle ones when n is even. */
+static double median(const double *v, int n)
+{
+    double s[DDL_ONLINE_RECENT];
+    for (int i = 0; i < n; i++) { /* insertion sort: a handful of numbers */
+        int j = i;
+        for (; j > 0 && s[j - 1] > v[i]; j--)
+            s[j] = s[j - 1];
+        s[j] = v[i];
+    }
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
 int ddl_online_wants_time(const ddl_online_t *o, size_t bytes)
 {
     const ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
     return (k->state == DDL_CLASS_EXPLORING && k->calls >= 0) ||
-           (k->state == DDL_CLASS_DECIDED && k->window && k->since_check + DDL_ONLINE_RECENT >= k->window);
+           (k->state == DDL_CLASS_DECIDED &&
+            (k->confirming || (k->window && k->since_check + DDL_ONLINE_RECENT >= k->window)));
 }
 
 int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v)
@@ -226,6 +258,21 @@ int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chu
     }
     if (k->state != DDL_CLASS_DECIDED || k->window == 0)
         return 0;
+    if (k->confirming) {
+        if (dueling(&o->job, k, k->since_check++) == k->chosen)
+            k->recent[k->nrecent++] = seconds;
+        else
+            k->rival_times[k->nrival++] = seconds;
+        if (k->since_check < 2 * DDL_ONLINE_RECENT)
+            return 0;
+        /* Each side's middle time (the verdict) and best (the reference
+         * that later checks compare their best of DDL_ONLINE_RECENT with). */
+        v[0] = median(k->recent, k->nrecent);
+        v[1] = median(k->rival_times, k->nrival);
+        v[2] = least(k->recent, k->nrecent);
+        v[3] = least(k->rival_times, k->nrival);
+        return 4;
+    }
     if (seconds >= 0)
         k->recent[k->nrecent++ % DDL_ONLINE_RECENT] = seconds;
     if (++k->since_check < k->window || k->nrecent == 0)
@@ -259,6 +306,23 @@ static int runner_up(const ddl_online_class_t *k)
     return r;
 }
 
+/* The candidate the choice duels with, or -1: the best of the other family
+ * (the MPI path's forms against the lanes') where it came within
+ * DDL_ONLINE_DUEL_SPAN of the choice, as the families' calls vary unalike;
+ * else the runner-up, where it came that close. */
+static int rival_of(const ddl_online_class_t *k)
+{
+    int mpi = k->cand[k->chosen].algo == DDL_ALGO_MPI, other = -1;
+    for (int i = 0; i < k->ncand; i++)
+        if ((k->cand[i].algo == DDL_ALGO_MPI) != mpi && (other < 0 || k->agreed[i] < k->agreed[other]))
+            other = i;
+    double close = k->agreed[k->chosen] * (1 + DDL_ONLINE_DUEL_SPAN);
+    if (other >= 0 && k->agreed[other] <= close)
+        return other;
+    int r = runner_up(k);
+    return r >= 0 && k->agreed[r] <= close ? r : -1;
+}
+
 /* After its dimensions a class would list the multiring alone (start()). */
 static int multiring_alone(const ddl_online_job_t *job)
 {
@@ -289,26 +353,33 @@ ddl_online_outcome_t ddl_online_settle(ddl_online_t *o, size_t bytes, const doub
         }
         set_reference(k, agreed[k->chosen]);
         k->state = DDL_CLASS_DECIDED;
-        /* The choice's first calls, timed, are its confirmation: a best
-         * round of a few can be luck (the lanes' calls vary most: on the
-         * emulated rails 64 KiB chose lane/rd on a round of 221 us, against
-         * the MPI path's 243, and then took 290-330 us per call). */
-        if (k->window && k->ncand > 1) { /* a runner-up to confirm against */
+        /* A best round of a few can be luck, and the lanes' calls vary most:
+         * on the emulated rails 64 KiB chose lane/rd on a round of 221 us
+         * against mpi/after's 243, and then took 290-330 us per call.  So a
+         * candidate that came close runs against the choice, call for call,
+         * and the middle of each one's calls decides: the same statistic of
+         * calls made alike, where the best of the choice's first calls
+         * against the runner-up's best round kept lane/rd in 3 runs of 7. */
+        int r = rival_of(k);
+        if (k->window && r >= 0) {
             k->confirming = 1;
-            k->window = DDL_ONLINE_RECENT;
+            k->rival = r;
+            k->nrival = 0;
         }
         return DDL_ONLINE_DECIDED;
     }
     k->since_check = 0;
     if (k->confirming) {
         k->confirming = 0;
-        int r = runner_up(k);
-        if (agreed[0] > k->agreed[r] * (1 + DDL_ONLINE_CONFIRM_MARGIN)) {
-            k->chosen = r;
-            set_reference(k, k->agreed[r]);
+        if (agreed[0] > agreed[1]) {
+            int was = k->chosen;
+            k->chosen = k->rival;
+            k->rival = was;
+            set_reference(k, agreed[3]);
             return DDL_ONLINE_SWITCHED;
         }
-        set_reference(k, k->reference); /* the window between checks, from now on */
+        set_reference(k, agreed[2]);
+        return DDL_ONLINE_CONFIRMED;
     }
     double ratio = agreed[0] / k->reference;
     if (ratio > 1 + o->job.drift) {

@@ -37,10 +37,13 @@
 #define DDL_ONLINE_RECENT 8            /* a decided class's last times, for the drift check */
 #define DDL_ONLINE_CHECK_SECONDS 0.05  /* a decided class is checked after about this much of its calls */
 #define DDL_ONLINE_MIN_WINDOW 16       /* ... and after no fewer calls than this */
-/* A choice's first DDL_ONLINE_RECENT calls are checked against the runner-up
- * of its exploration: slower than the runner-up's best round by more than
- * this (a fraction), the runner-up takes the class (online.c). */
-#define DDL_ONLINE_CONFIRM_MARGIN 0.05
+/* A choice runs against a candidate whose best round came within this share
+ * of its own (the other family's best, else the runner-up), for
+ * DDL_ONLINE_RECENT calls each, and the one with the lower median keeps the
+ * class (online.c: the duel).  The drift check's default: a lead that small
+ * would never be corrected by it later, and a lucky best round was measured
+ * up to 30-50% below the calls that followed (the emulated rails, 16-64 KiB). */
+#define DDL_ONLINE_DUEL_SPAN 0.5
 
 typedef struct ddl_candidate {
     int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */
@@ -102,9 +105,12 @@ typedef struct {
     int chosen;
     double reference;                        /* decided: the choice's agreed time */
     long window, since_check;                /* decided: calls between drift checks (0: never), calls since */
-    int confirming;                          /* decided: the next check is the choice's first (online.c) */
-    double recent[DDL_ONLINE_RECENT];
+    int confirming;                          /* decided: the choice's duel with `rival` runs (online.c) */
+    int rival;                               /* confirming: the choice's rival; after the duel its loser */
+    double recent[DDL_ONLINE_RECENT];        /* decided: the choice's last times; confirming: its duel's */
     int nrecent;
+    double rival_times[DDL_ONLINE_RECENT];   /* confirming: the runner-up's duel times */
+    int nrival;
     int explorations;                        /* times this class was explored */
     int stage;                               /* job.dims: the dimension being timed; past them: the candidates */
     int dim_decided;                         /* the dimension the last settle decided; 0: none */
@@ -123,7 +129,8 @@ typedef enum {
     DDL_ONLINE_STEADY,
     DDL_ONLINE_DRIFTED,
     DDL_ONLINE_FASTER,
-    DDL_ONLINE_SWITCHED,    /* the choice's first calls were slower than the runner-up's best: it took the class */
+    DDL_ONLINE_CONFIRMED,   /* the choice won its duel with the runner-up */
+    DDL_ONLINE_SWITCHED,    /* the runner-up won the duel: it took the class */
 } ddl_online_outcome_t;
 
 /* A size's class: log2 of its bytes, rounded down (0 and 1 byte: class 0). */

@@ -161,7 +161,7 @@ ddl_tune_state_t ddl_tune_state(const ddl_comm_t *c, size_t bytes)
 {
     const ddl_online_class_t *k = class_of(c, bytes);
     return k->state == DDL_CLASS_NEW ? DDL_TUNE_NOT_ONLINE
-           : k->state == DDL_CLASS_DECIDED ? DDL_TUNE_DECIDED : DDL_TUNE_EXPLORING;
+           : k->state == DDL_CLASS_DECIDED && !k->confirming ? DDL_TUNE_DECIDED : DDL_TUNE_EXPLORING;
 }
 
 void ddl_tune_describe(const ddl_comm_t *c, size_t bytes, char *chosen, size_t chosen_len, char *timed,

@@ -304,27 +304,36 @@ static void decide(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds)
         ;
 }
 
-/* A choice's first DDL_ONLINE_RECENT calls, every one timed, at `scale` of
- * their cost; the outcome of the check after them. */
+/* The duel after a decision: DDL_ONLINE_RECENT calls each of the choice and
+ * its runner-up, every one timed, the choice's at `scale` of their cost; the
+ * outcome of the check after them. */
 static int confirm(ddl_online_t *o, size_t bytes, unsigned *seeds, double scale)
 {
     const ddl_online_class_t *k = &o[0].cls[ddl_online_class_of(bytes)];
     ck_assert_int_eq(k->confirming, 1);
-    ck_assert_int_eq(k->window, DDL_ONLINE_RECENT);
-    for (int i = 0; i < DDL_ONLINE_RECENT - 1; i++) {
+    int chosen = k->chosen, runs[2] = {0, 0};
+    for (int i = 0; i < 2 * DDL_ONLINE_RECENT; i++) {
         ck_assert(ddl_online_wants_time(&o[0], bytes));
-        ck_assert_int_eq(call_all(o, bytes, 1, seeds, 0, scale), 0);
+        const ddl_candidate_t *c = ddl_online_next(&o[0], bytes, 1);
+        int mine = c == &k->cand[chosen];
+        ck_assert(mine || c == &k->cand[k->rival]);
+        runs[mine]++;
+        int out = call_all(o, bytes, 1, seeds, 0, mine ? scale : 1);
+        ck_assert_int_eq(out != 0, i == 2 * DDL_ONLINE_RECENT - 1);
+        if (out) {
+            ck_assert_int_eq(runs[0], DDL_ONLINE_RECENT);
+            ck_assert_int_eq(k->confirming, 0);
+            ck_assert_int_ge(k->window, DDL_ONLINE_MIN_WINDOW);
+            return out;
+        }
     }
-    int out = call_all(o, bytes, 1, seeds, 0, scale);
-    ck_assert_int_eq(k->confirming, 0);
-    ck_assert_int_ge(k->window, DDL_ONLINE_MIN_WINDOW);
-    return out;
+    return 0;
 }
 
-/* A choice made on a lucky round: its first calls, slower than the
- * runner-up's best round by more than DDL_ONLINE_CONFIRM_MARGIN, hand the
- * class to the runner-up, on every rank at the same call; within the margin
- * (or as fast as explored) it stays. */
+/* A choice made on a lucky round: its calls, run in turn with the
+ * runner-up's, slower at the middle, hand the class to the runner-up, on
+ * every rank at the same call; as fast or a little faster, it stays.  A
+ * runner-up further off than DDL_ONLINE_DUEL_SPAN gets no duel. */
 START_TEST(test_confirm)
 {
     static ddl_online_t o[RANKS];
@@ -332,7 +341,7 @@ START_TEST(test_confirm)
     size_t bytes = 1 << 20;
     int cls = ddl_online_class_of(bytes);
     const ddl_online_class_t *k = &o[0].cls[cls];
-    const double scales[3] = {1, 1.03, 1.10}; /* times the runner-up's best over the choice's */
+    const double scales[3] = {1, 0.99, 1.01}; /* the choice's duel calls against the runner-up's */
     for (int t = 0; t < 3; t++) {
         for (int r = 0; r < RANKS; r++)
             ddl_online_init(&o[r], &two_nodes);
@@ -342,22 +351,63 @@ START_TEST(test_confirm)
             if (i != chosen && (up < 0 || k->agreed[i] < k->agreed[up]))
                 up = i;
         ck_assert_int_ge(up, 0);
+        ck_assert_int_eq(k->rival, up);
+        /* cost() has no noise here: the runner-up's calls take its round's time */
         double scale = t == 0 ? 1 : scales[t] * k->agreed[up] / k->agreed[chosen];
         int out = confirm(o, bytes, seeds, scale);
         if (t < 2) {
-            ck_assert_int_ne(out, DDL_ONLINE_SWITCHED);
+            ck_assert_int_eq(out, DDL_ONLINE_CONFIRMED);
             ck_assert_int_eq(k->chosen, chosen);
         } else {
             ck_assert_int_eq(out, DDL_ONLINE_SWITCHED);
             ck_assert_int_eq(k->chosen, up);
-            ck_assert_double_eq(k->reference, k->agreed[up]);
+            ck_assert_int_eq(k->rival, chosen);
+            ck_assert_double_eq_tol(k->reference, k->agreed[up], k->agreed[up] * 1e-9);
             for (int r = 0; r < RANKS; r++)
                 ck_assert_int_eq(o[r].cls[cls].chosen, up);
             const ddl_candidate_t *next = ddl_online_next(&o[0], bytes, 1);
             ck_assert(same(next, &k->cand[up]));
         }
         ck_assert_int_eq(k->state, DDL_CLASS_DECIDED);
+        ck_assert(ddl_online_next(&o[0], bytes, 1) == &k->cand[k->chosen]);
     }
+    /* 32 KiB: the MPI path's forms and the lanes within the span, the
+     * runner-up of the choice's own family; the rival is the other family's best. */
+    for (int r = 0; r < RANKS; r++)
+        ddl_online_init(&o[r], &two_nodes);
+    size_t mid = 1 << 15;
+    decide(o, mid, 0, seeds);
+    const ddl_online_class_t *m = &o[0].cls[ddl_online_class_of(mid)];
+    int mpi = m->cand[m->chosen].algo == DDL_ALGO_MPI, other = -1, up = -1;
+    for (int i = 0; i < m->ncand; i++) {
+        if (i != m->chosen && (up < 0 || m->agreed[i] < m->agreed[up]))
+            up = i;
+        if ((m->cand[i].algo == DDL_ALGO_MPI) != mpi && (other < 0 || m->agreed[i] < m->agreed[other]))
+            other = i;
+    }
+    ck_assert_int_ne(up, other); /* else the test showed nothing */
+    ck_assert_int_eq(m->confirming, 1);
+    ck_assert_int_eq(m->rival, other);
+    /* In serve mode (mpi_first) the duel runs in two blocks, the MPI path's first. */
+    ddl_online_job_t serve = two_nodes;
+    serve.mpi_first = 1;
+    for (int r = 0; r < RANKS; r++)
+        ddl_online_init(&o[r], &serve);
+    decide(o, mid, 0, seeds);
+    ck_assert_int_eq(m->confirming, 1);
+    ck_assert_int_ne(m->cand[m->chosen].algo == DDL_ALGO_MPI, m->cand[m->rival].algo == DDL_ALGO_MPI);
+    for (int i = 0; i < 2 * DDL_ONLINE_RECENT; i++) {
+        ck_assert_int_eq(ddl_online_next(&o[0], mid, 0)->algo == DDL_ALGO_MPI, i < DDL_ONLINE_RECENT);
+        call_all(o, mid, 0, seeds, 0, 1);
+    }
+    ck_assert_int_eq(m->confirming, 0);
+    /* 8 bytes: the MPI path far ahead of the lanes, no duel, checked from the next call on. */
+    for (int r = 0; r < RANKS; r++)
+        ddl_online_init(&o[r], &two_nodes);
+    decide(o, 8, 0, seeds);
+    const ddl_online_class_t *small = &o[0].cls[ddl_online_class_of(8)];
+    ck_assert_int_eq(small->confirming, 0);
+    ck_assert_int_ge(small->window, DDL_ONLINE_MIN_WINDOW);
 }
 END_TEST
 
@@ -440,7 +490,7 @@ START_TEST(test_drift)
     size_t bytes = 1 << 20;
     int cls = ddl_online_class_of(bytes);
     decide(o, bytes, 1, seeds);
-    ck_assert_int_eq(confirm(o, bytes, seeds, 1), DDL_ONLINE_STEADY);
+    ck_assert_int_eq(confirm(o, bytes, seeds, 1), DDL_ONLINE_CONFIRMED);
     const ddl_online_class_t *k = &o[0].cls[cls];
     long window = k->window;
     /* About DDL_ONLINE_CHECK_SECONDS of calls between checks. */
@@ -469,7 +519,7 @@ START_TEST(test_drift)
      * every check explore again), and the calls between checks grow with it;
      * then slower than the new reference explores again. */
     decide(o, bytes, 1, seeds);
-    ck_assert_int_eq(confirm(o, bytes, seeds, 1), DDL_ONLINE_STEADY);
+    ck_assert_int_eq(confirm(o, bytes, seeds, 1), DDL_ONLINE_CONFIRMED);
     window = k->window;
     int chosen = k->chosen;
     double reference = k->reference;
