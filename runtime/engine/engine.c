@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "comm.h"
 #include "engine.h"
@@ -129,6 +130,7 @@ static struct ddl_request *pop(ddl_engine_t *e)
 static void *progress_main(void *arg)
 {
     ddl_engine_t *e = arg;
+    prctl(PR_SET_NAME, "ddl-progress"); /* what top -H and ps -L show */
     ddl_trace_thread("progress thread");
     pthread_mutex_lock(&e->lock);
     for (;;) {
