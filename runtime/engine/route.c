@@ -208,6 +208,16 @@ static void class_range(int cls, char *buf, size_t len)
         snprintf(buf, len, "%zu-%zu bytes", (size_t)1 << cls, ((size_t)1 << (cls + 1)) - 1);
 }
 
+/* How a class's times read in a message: from DDL_ONLINE_PER_BYTE_CLASS up
+ * they are scaled to the class's smallest size (select/online.c). */
+static const char *times_as(int cls, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (cls >= DDL_ONLINE_PER_BYTE_CLASS)
+        snprintf(buf, len, ", each call's time as if of %zu bytes", (size_t)1 << cls);
+    return buf;
+}
+
 /* A class's choice, or (dim > 0) the algorithm along a multiring dimension. */
 static void log_decision(const ddl_comm_t *c, int cls, int dim)
 {
@@ -222,8 +232,9 @@ static void log_decision(const ddl_comm_t *c, int cls, int dim)
     char mpi_rounds[64] = "";
     if (k->mpi_rounds != k->other_rounds)
         snprintf(mpi_rounds, sizeof(mpi_rounds), " and of the MPI path's %d", k->mpi_rounds);
-    DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d%s rounds: %s)", range, chosen,
-             k->other_rounds, mpi_rounds, ddl_online_timings(k, timed, sizeof(timed)));
+    char as[64];
+    DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s (the slowest rank's best of %d%s rounds%s: %s)", range, chosen,
+             k->other_rounds, mpi_rounds, times_as(cls, as, sizeof(as)), ddl_online_timings(k, timed, sizeof(timed)));
 }
 
 /* DDL_TUNING_SAVE: the whole file again after each decision, written aside
@@ -292,17 +303,19 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
         class_range(cls, range, sizeof(range));
         ddl_online_describe(k, k->chosen, winner, sizeof(winner));
         ddl_online_describe(k, k->rival, loser, sizeof(loser)); /* after the duel: the other one */
+        char as[64];
         DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s %s %s: the middle of its %d calls %.1f us against %.1f us "
-                 "(the two in turn)", range, winner, won ? "confirmed against" : "instead of", loser,
-                 DDL_ONLINE_RECENT, v[won ? 0 : 1] * 1e6, v[won ? 1 : 0] * 1e6);
+                 "(the two in turn%s)", range, winner, won ? "confirmed against" : "instead of", loser,
+                 DDL_ONLINE_RECENT, v[won ? 0 : 1] * 1e6, v[won ? 1 : 0] * 1e6, times_as(cls, as, sizeof(as)));
         if (!won && c->save_path[0])
             save(c);
     } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {
-        char range[64], chosen[64];
+        char range[64], chosen[64], as[64];
         class_range(cls, range, sizeof(range));
         ddl_online_describe(&c->online->cls[cls], c->online->cls[cls].chosen, chosen, sizeof(chosen));
         DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s now takes %.1f us against %.1f us when chosen "
-                 "(DDL_SELECT_DRIFT=%d%%): %s", range, chosen, v[0] * 1e6, before * 1e6, c->set.select_drift,
+                 "(DDL_SELECT_DRIFT=%d%%%s): %s", range, chosen, v[0] * 1e6, before * 1e6, c->set.select_drift,
+                 times_as(cls, as, sizeof(as)),
                  out == DDL_ONLINE_DRIFTED ? "timing the candidates again" : "kept, with the new time as its reference");
     }
     return DDL_OK;

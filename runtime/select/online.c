@@ -240,9 +240,26 @@ int ddl_online_wants_time(const ddl_online_t *o, size_t bytes)
             (k->confirming || (k->window && k->since_check + DDL_ONLINE_RECENT >= k->window)));
 }
 
+/* A call's time as if it had moved the class's smallest size, from 1 MiB
+ * up: a class spans sizes up to twice apart, and DDP's buckets of one class
+ * differ (2.1 and 2.7 MB, say), called in turn each step, so a candidate
+ * timed on the smaller would win on that alone (the duel, two candidates
+ * in turn, would give each the same bucket every time).  From 1 MiB a call's
+ * time is its bytes over the links' rate within a few percent (1 MiB on the
+ * emulated 1 Gbit/s rails: 8 ms against a 12 us latency); below, where the
+ * latency counts, sizes of one class are alike in time and left as timed. */
+static double at_class_size(int cls, size_t bytes, double seconds)
+{
+    if (cls < DDL_ONLINE_PER_BYTE_CLASS || seconds < 0 || bytes == 0)
+        return seconds;
+    return seconds * (double)((size_t)1 << cls) / (double)bytes;
+}
+
 int ddl_online_observe(ddl_online_t *o, size_t bytes, double seconds, size_t chunk, double *v)
 {
-    ddl_online_class_t *k = &o->cls[ddl_online_class_of(bytes)];
+    int cls = ddl_online_class_of(bytes);
+    ddl_online_class_t *k = &o->cls[cls];
+    seconds = at_class_size(cls, bytes, seconds);
     if (k->state == DDL_CLASS_EXPLORING && k->calls < 0) { /* the warm-up call */
         k->calls++;
         return 0;

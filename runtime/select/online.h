@@ -44,6 +44,10 @@
  * would never be corrected by it later, and a lucky best round was measured
  * up to 30-50% below the calls that followed (the emulated rails, 16-64 KiB). */
 #define DDL_ONLINE_DUEL_SPAN 0.5
+/* From this class (1 MiB) up a call's time counts as if it had moved the
+ * class's smallest size (its time over its bytes): the times the selection
+ * keeps, compares and prints (online.c). */
+#define DDL_ONLINE_PER_BYTE_CLASS 20
 
 typedef struct ddl_candidate {
     int algo;        /* ddl_algo_id_t: MPI, LANE or MULTIRING */

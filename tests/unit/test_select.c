@@ -411,6 +411,39 @@ START_TEST(test_confirm)
 }
 END_TEST
 
+/* DDP's buckets of one class differ in size (here 2.1 and 2.7 MB, in turn):
+ * from 1 MiB up each call counts as if of the class's smallest size, so the
+ * exploration and the duel choose the candidate that is fastest per byte,
+ * whichever bucket each candidate's calls happened to get. */
+START_TEST(test_mixed_sizes)
+{
+    static ddl_online_t o[RANKS];
+    unsigned seeds[RANKS] = {1, 2, 3, 4};
+    const size_t sizes[2] = {2202009, 2831155};
+    int cls = ddl_online_class_of(sizes[0]);
+    ck_assert_int_eq(ddl_online_class_of(sizes[1]), cls);
+    ck_assert_int_ge(cls, DDL_ONLINE_PER_BYTE_CLASS);
+    const ddl_online_class_t *k = &o[0].cls[cls];
+    for (int offset = 0; offset < 2; offset++) {
+        for (int r = 0; r < RANKS; r++)
+            ddl_online_init(&o[r], &two_nodes);
+        int call = 0, dueled = 0;
+        while (k->state != DDL_CLASS_DECIDED || k->confirming) {
+            dueled |= k->confirming;
+            call_all(o, sizes[(call++ + offset) % 2], 1, seeds, 0, 1);
+            ck_assert_int_le(call, 200);
+        }
+        ck_assert(dueled); /* else the test showed nothing of the duel */
+        unsigned seed = 0;
+        int best = 0;
+        for (int i = 1; i < k->ncand; i++)
+            if (cost(&k->cand[i], sizes[0], 0, &seed, 0) < cost(&k->cand[best], sizes[0], 0, &seed, 0))
+                best = i;
+        ck_assert_int_eq(k->chosen, best);
+    }
+}
+END_TEST
+
 /* The MPI path against the lanes' candidates, timed as often in all: at 256
  * KiB between 2 nodes one MPI candidate against four of the lanes, 3 rounds
  * each of the lanes', 12 of MPI's, in either visiting order.  Then with
@@ -652,6 +685,7 @@ int main(void)
     tcase_add_test(tc, test_fair_paths);
     tcase_add_test(tc, test_drift);
     tcase_add_test(tc, test_confirm);
+    tcase_add_test(tc, test_mixed_sizes);
     tcase_add_test(tc, test_dimensions);
     tcase_add_test(tc, test_save_reload);
     suite_add_tcase(s, tc);
