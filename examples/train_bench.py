@@ -165,10 +165,10 @@ def bucket_timeline(trainer):
     return rows
 
 
-def comm_alone(numel, allreduce, bucket_mb, repeat=3):
-    """Median time to allreduce every gradient once, in DDP-sized pieces, nothing else running."""
-    piece = int(bucket_mb * (1 << 20)) // 4
-    bufs = [torch.ones(min(piece, numel - o)) for o in range(0, numel, piece)]
+def comm_alone(bucket_bytes, allreduce, repeat=3):
+    """Median time to allreduce a step's buckets once (DDP's sizes, in its
+    order: sizes whose online selection has settled), nothing else running."""
+    bufs = [torch.ones(n // 4) for n in bucket_bytes]
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -234,8 +234,9 @@ def run(args):
             t.losses.append(loss.item() / world)
 
     numel = sum(p.numel() for p in trainers[0].ddp.module.parameters())
-    alone = {"gloo": comm_alone(numel, dist.all_reduce, args.bucket_mb),
-             "ddl": comm_alone(numel, lambda b: comm.allreduce(b, op="avg"), args.bucket_mb)}
+    buckets = [post[1] for post in trainers[1].posts[-1]]  # the last step's, float32
+    alone = {"gloo": comm_alone(buckets, dist.all_reduce),
+             "ddl": comm_alone(buckets, lambda b: comm.allreduce(b, op="avg"))}
     result = {"model": args.model, "world": world, "params": numel, "bucket_mb": args.bucket_mb,
               "batch": batch, "hooks": {}}
     identical = True
@@ -251,7 +252,7 @@ def run(args):
         compute = forward_backward + statistics.median(t.opt_times)
         exposed = max(0.0, median - compute)
         hidden = max(0.0, min(1.0, 1.0 - exposed / alone[t.name])) if alone[t.name] > 0 else 1.0
-        bound = overlap_bound(t, alone[t.name], numel * 4)
+        bound = overlap_bound(t, alone[t.name], sum(buckets))
         result["hooks"][t.name] = {"overlap_bound_s": bound,
                                    "last_bucket_at_s": statistics.median(p[-1][0] for p in t.posts if p) if bound else None,"step_median_s": median, "compute_median_s": compute,
                                    "comm_alone_s": alone[t.name], "hidden_share": hidden, "identical": same,
@@ -282,7 +283,7 @@ def run(args):
         for name in ("gloo", "ddl"):
             rows = result["hooks"][name]["buckets"]
             if rows:
-                rate = result["hooks"][name]["comm_alone_s"] * 1e3 / (numel * 4)
+                rate = result["hooks"][name]["comm_alone_s"] * 1e3 / sum(buckets)
                 print(f"{args.model:12s} {name} buckets (ms into the step: handed over, done, ran for, alone's rate would take): " +
                       "; ".join(f"{r['handed_ms']:.0f} {r['done_ms']:.0f} {r['ran_ms']:.1f} {r['bytes'] * rate:.1f}" for r in rows),
                       flush=True)
