@@ -39,11 +39,11 @@ sizes="-b 256K -e 1M -f 4 -n 6"
 bench "$dir/model.log" DDL_ALGO=lane DDL_SELECT=model; rc=$?
 check "the cost model prices direct" "cost model: ring [0-9]* us, rd [0-9]* us, rab [0-9]* us, direct [0-9]* us" "$dir/model.log"
 bench "$dir/explore.log" DDL_ALGO=lane DDL_SELECT=model DDL_EXPLORE=1; rc=$?
-check "DDL_EXPLORE (DDL_SELECT=model) times direct" "online selection, .*rounds: .*lane/direct[^,]* [0-9.]* us" \
+check "DDL_EXPLORE (DDL_SELECT=model) times direct" "online selection, .*rounds[^:]*: .*lane/direct[^,]* [0-9.]* us" \
     "$dir/explore.log"
 sizes="-b 256K -e 256K -n 40" # one size class, explored and decided
 bench "$dir/online.log" DDL_SELECT=online; rc=$?
-check "online selection times direct" "online selection, .*rounds: .*lane/direct[^,]* [0-9.]* us" "$dir/online.log"
+check "online selection times direct" "online selection, .*rounds[^:]*: .*lane/direct[^,]* [0-9.]* us" "$dir/online.log"
 DDL_LANES=2 DDL_NODE_SIZE=2 DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-tune" -b 256K -e 256K -n 1 \
     -o "$dir/tune.conf" > "$dir/tune.log" 2>&1; rc=$?
 check "ddl-tune times direct" "lane/direct[^,]* [0-9.]* us" "$dir/tune.conf"

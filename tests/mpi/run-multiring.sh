@@ -87,7 +87,7 @@ saved=$(mktemp -u)
 for select in online model; do
     if out=$(DDL_SELECT=$select DDL_EXPLORE=1 DDL_TUNING_SAVE=$saved DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL DDL_ALGO=multiring \
         DDL_TOPOLOGY=1x2x2 DDL_NODE_SIZE=1 timeout 120 $MPIRUN -n 4 "$top_builddir/ddl-bench" -b 1M -e 1M -n 12 -w 0 < /dev/null 2>&1) &&
-       grep -q "online selection, .* bytes: multiring dimension 1: \(ring\|rd\) (the slowest rank's best of [0-9]* rounds: multiring dims=ring,ring .* us, multiring dims=rd,ring .* us)" <<< "$out" &&
+       grep -q "online selection, .* bytes: multiring dimension 1: \(ring\|rd\) (the slowest rank's best of [0-9]* rounds[^:]*: multiring dims=ring,ring .* us, multiring dims=rd,ring .* us)" <<< "$out" &&
        grep -q "online selection, .* bytes: multiring dimension 2: \(ring\|rd\) (.*: multiring dims=[a-z]*,ring .* us, multiring dims=[a-z]*,rd .* us)" <<< "$out" &&
        grep -q "^1048576-2097152 multiring dims=\(ring\|rd\),\(ring\|rd\)" "$saved"; then
         pass "DDL_EXPLORE (DDL_SELECT=$select) times ring and rd per dimension and keeps one: $(grep -o 'dimension 1: [a-z]* (.*' <<< "$out" | head -1); saved: $(grep multiring "$saved")"
