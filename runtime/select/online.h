@@ -113,7 +113,7 @@ typedef struct {
     int rival;                               /* confirming: the choice's rival; after the duel its loser */
     double recent[DDL_ONLINE_RECENT];        /* decided: the choice's last times; confirming: its duel's */
     int nrecent;
-    double rival_times[DDL_ONLINE_RECENT];   /* confirming: the runner-up's duel times */
+    double rival_times[DDL_ONLINE_RECENT];   /* confirming: the rival's duel times */
     int nrival;
     int explorations;                        /* times this class was explored */
     int stage;                               /* job.dims: the dimension being timed; past them: the candidates */
@@ -133,8 +133,8 @@ typedef enum {
     DDL_ONLINE_STEADY,
     DDL_ONLINE_DRIFTED,
     DDL_ONLINE_FASTER,
-    DDL_ONLINE_CONFIRMED,   /* the choice won its duel with the runner-up */
-    DDL_ONLINE_SWITCHED,    /* the runner-up won the duel: it took the class */
+    DDL_ONLINE_CONFIRMED,   /* the choice won its duel with its rival */
+    DDL_ONLINE_SWITCHED,    /* the rival won the duel: it took the class */
 } ddl_online_outcome_t;
 
 /* A size's class: log2 of its bytes, rounded down (0 and 1 byte: class 0). */
