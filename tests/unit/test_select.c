@@ -305,7 +305,7 @@ static void decide(ddl_online_t *o, size_t bytes, int chunked, unsigned *seeds)
 }
 
 /* The duel after a decision: DDL_ONLINE_RECENT calls each of the choice and
- * its runner-up, every one timed, the choice's at `scale` of their cost; the
+ * its rival, every one timed, the choice's at `scale` of their cost; the
  * outcome of the check after them. */
 static int confirm(ddl_online_t *o, size_t bytes, unsigned *seeds, double scale)
 {
