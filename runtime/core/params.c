@@ -41,11 +41,11 @@ static int64_t grid_digest(const ddl_settings_t *s)
 
 /* name, kind, default, choices, min, max, auto word, auto value, field, agree, load, digest, description */
 static const ddl_param_t params[] = {
-    {"DDL_LANES", DDL_PARAM_INT, "1", NULL, 1, DDL_MAX_LANES, NULL, 0, CONFIG(lanes), 0, NULL, NULL,
+    {"DDL_LANES", DDL_PARAM_INT, "1", NULL, 1, DDL_MAX_LANES, NULL, 0, CONFIG(lanes), 1, NULL, NULL,
      "processes (lanes) per GPU; local rank t serves GPU t / lanes as lane t % lanes"},
-    {"DDL_GPUS_PER_NODE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_GPUS, NULL, 0, CONFIG(gpus_per_node), 0, NULL, NULL,
+    {"DDL_GPUS_PER_NODE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_GPUS, NULL, 0, CONFIG(gpus_per_node), 1, NULL, NULL,
      "GPUs per node; 0 derives it as ranks per node / lanes"},
-    {"DDL_NODE_SIZE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_NODE_SIZE, NULL, 0, CONFIG(node_size), 0, NULL, NULL,
+    {"DDL_NODE_SIZE", DDL_PARAM_INT, "0", NULL, 0, DDL_MAX_NODE_SIZE, NULL, 0, CONFIG(node_size), 1, NULL, NULL,
      "emulation switch for tests and benchmarks: split each host into virtual nodes of this many "
      "ranks (0: a node is a host)"},
     {"DDL_HELPERS", DDL_PARAM_ENUM, "collective", helper_modes, 0, 0, NULL, 0, CONFIG(helper_mode), 1, NULL, NULL,
@@ -309,6 +309,22 @@ int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64
         values[n++] = v;
     }
     return n;
+}
+
+void ddl_param_agreed_text(const char *name, int64_t v, int mine, char *buf, size_t len)
+{
+    const ddl_param_t *p = find_param(name);
+    int n = 0;
+    while (p && p->kind == DDL_PARAM_ENUM && p->choices[n])
+        n++;
+    if (p && p->kind == DDL_PARAM_ENUM && v >= 0 && v < n)
+        snprintf(buf, len, "%s", p->choices[v]);
+    else if (p && p->kind == DDL_PARAM_SECONDS)
+        snprintf(buf, len, "%g", (double)v / 1e3);
+    else if (p && p->kind == DDL_PARAM_STRING)
+        snprintf(buf, len, "%s", mine ? ddl_param_string(name) : "another value");
+    else
+        snprintf(buf, len, "%lld", (long long)v);
 }
 
 static ddl_status_t load_tuning(ddl_settings_t *s, const char *path)

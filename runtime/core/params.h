@@ -104,6 +104,10 @@ ddl_status_t ddl_config_load(ddl_config_t *cfg);
  * their names; returns how many. */
 int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64_t *values, const char **names,
                          int max);
+/* How a value of ddl_params_agreement reads in a message: the enum's word,
+ * seconds, the number; a string's own text where mine (this rank's), else
+ * "another value" (the ranks compare a digest of it). */
+void ddl_param_agreed_text(const char *name, int64_t v, int mine, char *buf, size_t len);
 /* Log, once per process at INFO, every variable that is set in the
  * environment or the overlay. */
 void ddl_params_log_env(void);

@@ -124,6 +124,12 @@ ddl_status_t ddl_shm_attach(const char *name, size_t size, ddl_shm_t *seg)
     memset(seg, 0, sizeof(*seg));
     seg->fd = -1;
     snprintf(seg->name, sizeof(seg->name), "%s", name);
+    /* Every name comes from its creator; an empty one means the ranks of a
+     * node disagree on who creates what, and must never reach shm_open. */
+    if (strncmp(name, "/" DDL_SHM_PREFIX, strlen("/" DDL_SHM_PREFIX)) != 0)
+        return ddl_error(DDL_ERR_LAYOUT, "no shared memory to open: its creator on this node sent %s name; the "
+                         "node's ranks disagree on the layout (give every rank the same DDL_LANES, "
+                         "DDL_GPUS_PER_NODE and DDL_NODE_SIZE)", name[0] ? "a foreign" : "an empty");
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return ddl_error(DDL_ERR_SYSTEM, "cannot open shared memory %s: %s", name, strerror(errno));

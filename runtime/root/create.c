@@ -47,8 +47,11 @@ static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
 }
 
 /* Settings that shape the collective must be the same on every rank, or ranks
- * would cut messages differently and wait for each other until DDL_TIMEOUT:
- * the variables the table marks, compared by one MPI_MAX over (v, -v). */
+ * would cut messages differently and wait for each other until DDL_TIMEOUT
+ * (or, for the layout, form no node at all): the variables the table marks,
+ * compared by one MPI_MAX over (v, -v).  A difference names the setting, this
+ * rank's value and the first rank with another, which a gather of that one
+ * value finds. */
 static ddl_status_t agree_settings(ddl_comm_t *c, const ddl_config_t *cfg)
 {
     enum { MAX = 32 };
@@ -57,11 +60,28 @@ static ddl_status_t agree_settings(ddl_comm_t *c, const ddl_config_t *cfg)
     int n = ddl_params_agreement(&c->set, cfg, mine, names, MAX);
     for (int i = 0; i < n; i++)
         mine[n + i] = -mine[i];
-    MPI_Allreduce(mine, ext, 2 * n, MPI_INT64_T, MPI_MAX, c->world);
-    for (int i = 0; i < n; i++)
-        if (ext[i] != -ext[n + i])
-            return ddl_error(DDL_ERR_INVALID_ARG, "%s differs between ranks (this rank: %s): give every rank the "
-                             "same DDL_* environment (helpers too)", names[i], ddl_param_string(names[i]));
+    if (MPI_Allreduce(mine, ext, 2 * n, MPI_INT64_T, MPI_MAX, c->world) != MPI_SUCCESS)
+        return ddl_error(DDL_ERR_MPI, "MPI_Allreduce failed while comparing the ranks' settings");
+    for (int i = 0; i < n; i++) {
+        if (ext[i] == -ext[n + i])
+            continue;
+        int64_t *all = malloc(sizeof(int64_t) * (size_t)c->info.size);
+        if (!all || MPI_Allgather(&mine[i], 1, MPI_INT64_T, all, 1, MPI_INT64_T, c->world) != MPI_SUCCESS) {
+            free(all);
+            return ddl_error(DDL_ERR_INVALID_ARG, "%s differs between ranks: give every rank the same DDL_* "
+                             "environment (helpers too)", names[i]);
+        }
+        int other = 0;
+        while (other < c->info.size && all[other] == mine[i])
+            other++;
+        char here[64], there[64];
+        ddl_param_agreed_text(names[i], mine[i], 1, here, sizeof(here));
+        ddl_param_agreed_text(names[i], all[other], 0, there, sizeof(there));
+        free(all);
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s differs between ranks (this rank: %s; rank %d: %s): give every "
+                         "rank the same DDL_* environment (helpers too) and the same ddl_config_t", names[i], here,
+                         other, there);
+    }
     return DDL_OK;
 }
 
