@@ -259,7 +259,12 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
     ddl_sig_describe(sig, da, sizeof(da));
     ddl_sig_describe(&theirs, db, sizeof(db));
     ddl_status_t st;
-    if (their_seq != seq)
+    if (their_seq == seq && theirs.bad == DDL_SIG_REFUSED)
+        st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+                       "rank %d) refused its own arguments to this call (its message says why); the call fails on "
+                       "every rank, and the next one pairs up as usual", c->node.host, in->node,
+                       c->world_of_local[other], other);
+    else if (their_seq != seq)
         st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
                        "rank %d) with %s; rank %d (local rank %d) has gone on to call %u without it; every rank must "
                        "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
@@ -280,10 +285,22 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
                                       const void *sendbuf, void *recvbuf)
 {
     const ddl_comm_info_t *in = &c->info;
+    /* Buffers that cannot be used are this node's secret until its owners
+     * say so in the exchange: the other nodes would otherwise agree, send
+     * their chunks and wait for this node's until DDL_TIMEOUT. */
+    if (kind == DDL_LOC_INVALID)
+        call->node_sig.bad = DDL_SIG_BAD_BUFFER;
+    int mine_bad = why >= 0 && why * in->lanes == in->local_rank;
+    char own[512] = "";
+    if (mine_bad) /* its own reason, not the exchange's echo of it */
+        snprintf(own, sizeof(own), "%s", ddl_last_error());
     ddl_status_t st = ddl_comm_finish_signature(c, call);
-    if (st == DDL_ERR_MISMATCH)
-        return meet_after_mismatch(c, st);
-    if (st == DDL_OK && kind == DDL_LOC_DEVICE) {
+    if (st == DDL_ERR_MISMATCH || (st == DDL_ERR_INVALID_ARG && kind != DDL_LOC_INVALID))
+        return meet_after_mismatch(c, st); /* another node's, found in the exchange */
+    if (mine_bad && (st == DDL_OK || st == DDL_ERR_INVALID_ARG)) {
+        st = call->own_error;
+        ddl_log_keep_error(own);
+    } else if (st == DDL_OK && kind == DDL_LOC_DEVICE) {
 #ifdef DDL_HAVE_CUDA
         st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf);
 #else
@@ -291,9 +308,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
         (void)sendbuf, (void)recvbuf;
         st = ddl_error(DDL_ERR_INVALID_ARG, "device buffers need libddl built with CUDA");
 #endif
-    } else if (st == DDL_OK && why >= 0 && why * in->lanes == in->local_rank)
-        st = call->own_error;
-    else if (st == DDL_OK)
+    } else if (st == DDL_OK)
         st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
                                   "passed buffers it cannot share (its message says why)", why, in->node,
                                   c->world_of_local[why * in->lanes])
@@ -523,7 +538,10 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             if (st == DDL_OK)
                 st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
         }
-        if (st == DDL_ERR_MISMATCH)
+        /* The exchange found a difference, or an owner on another node
+         * whose buffers cannot be used: a usage error, before anything was
+         * written, and the communicator stays usable. */
+        if (st == DDL_ERR_MISMATCH || st == DDL_ERR_INVALID_ARG)
             return meet_after_mismatch(c, st);
         if (st != DDL_OK)
             break;

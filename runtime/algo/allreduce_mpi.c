@@ -65,6 +65,14 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
     return st;
 }
 
+/* This rank's signature of an MPI-path call: an owner that cannot run it
+ * (its refusal, or its buffers) marks it, and it never matches. */
+static ddl_sig_t mpi_sig(const ddl_call_t *call, int data_form, int early, const ddl_comm_t *c)
+{
+    int32_t bad = call->refusal ? DDL_SIG_REFUSED : call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0;
+    return (ddl_sig_t){call->count, call->dtype, call->op, DDL_ALGO_MPI, data_form, (uint64_t)early, c->seq, bad};
+}
+
 /* The MPI path's share of the always-on check: the owners compare their
  * signatures before the system MPI sees buffers of different sizes or types
  * (which it may reduce without a word, or abort on).  On one node they meet in
@@ -85,8 +93,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form
     ddl_dtype_t dtype = call->dtype;
     ddl_redop_t op = call->op;
     void *recvbuf = call->recvbuf;
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, data_form, (uint64_t)early, c->seq,
-                     call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0};
+    ddl_sig_t sig = mpi_sig(call, data_form, early, c);
     char mine[512]; /* not zeroed: this runs on every small call, and 512 bytes cost there */
     if (call->own_error != DDL_OK) /* its reason, kept across the exchange */
         snprintf(mine, sizeof(mine), "%s", ddl_last_error());
@@ -143,8 +150,12 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
         if (early < 0)
             return ddl_comm_fail(c, ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of %zu elements failed", count));
         ddl_status_t st = call->own_error;
-        if (c->info.owner_size > 1)
+        if (c->info.owner_size > 1) {
             st = check_owner_signatures(call, halves ? DDL_SIG_HALVES : inline_data, early, c);
+        } else if (c->info.local_size > 1) { /* its helpers wait for it to show the call */
+            ddl_sig_t sig = mpi_sig(call, 0, 0, c);
+            ddl_node_publish(&c->node, &sig, c->seq, 0);
+        }
         if (early)
             return ddl_mpi_early_finish(c, call, st);
         if (st == DDL_OK && inline_data && one_node)
@@ -157,16 +168,20 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
     }
     /* A helper shows its node which call it is in, for a lane call's ranks
      * there (its owner may be one: then its doorbell says how that ended). */
-    ddl_sig_t sig = {(int64_t)count, dtype, op, DDL_ALGO_MPI, 0, 0, c->seq, 0};
+    ddl_sig_t sig = mpi_sig(call, 0, 0, c);
     ddl_node_publish(&c->node, &sig, c->seq, 0);
     int owner = c->info.gpu * c->info.lanes;
-    ddl_status_t st = ddl_node_wait_count(&c->node, owner, c->doorbell_seen);
+    ddl_status_t st = ddl_node_wait_count(&c->node, owner, c->doorbell_seen), ended;
+    if (st == DDL_OK)
+        st = ddl_node_outcome(&c->node, owner, c->doorbell_seen, &ended, &call->owner_class);
     if (st != DDL_OK)
         return ddl_comm_fail(c, st);
+    if (call->refusal) /* its own reason, whatever the owner's call did */
+        return call->own_error;
     /* The owner's outcome (a mismatch, unusable buffers) is its helpers' too. */
-    if ((st = ddl_node_outcome(&c->node, owner, c->doorbell_seen)) != DDL_OK)
-        return ddl_error(st, "ddl_allreduce: %s on this helper's owner, rank %d, whose message says more",
-                         st == DDL_ERR_MISMATCH ? "the owners called it differently" : "the call failed",
+    if (ended != DDL_OK)
+        return ddl_error(ended, "ddl_allreduce: %s on this helper's owner, rank %d, whose message says more",
+                         ended == DDL_ERR_MISMATCH ? "the owners called it differently" : "the call failed",
                          c->world_of_local[owner]);
     return DDL_OK;
 }

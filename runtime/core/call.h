@@ -34,7 +34,16 @@ typedef struct {
     int mpi_form;           /* MPI path between nodes (ddl_mpi_form_t): the data rides in the owners'
                                signature exchange up to DDL_SIG_EXCHANGE_BYTES (mpi/exchange), not
                                8 KiB; or MPI_Allreduce never starts early (mpi/after) */
-    ddl_status_t own_error; /* owners: why this call's buffers cannot be used (every rank fails it) */
+    ddl_status_t own_error; /* why this rank cannot run the call: an owner's unusable buffers, or the
+                               refusal below (every rank whose result depends on it fails it) */
+    /* A call this rank refused for its own arguments: its message (the
+     * runner frees it).  It still takes its number and part in the
+     * agreement, as a call of count 0 whose signature never matches
+     * (DDL_SIG_REFUSED), so that the others fail it with this rank instead
+     * of pairing it with its next call.  NULL: none. */
+    char *refusal;
+    int owner_class;        /* collective-mode helpers: the size class online selection recorded the
+                               owner's call in (ddl_node_outcome; -1: none) */
     uint32_t seq;           /* the call number its signature carries */
     int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
     ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */

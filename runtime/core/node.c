@@ -271,39 +271,82 @@ void ddl_node_ring(ddl_node_t *n)
     wake_all(n->ctrl);
 }
 
-void ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st)
+/* Has local rank r published call seq (or a later one) in its mailbox? */
+static int has_published(const ddl_node_t *n, int r, uint32_t seq)
 {
-    ddl_slot_t *me = &n->ctrl->slots[n->local_rank];
-    uint32_t bell = atomic_load_explicit(&me->doorbell, memory_order_relaxed) + 1;
-    if (st != DDL_OK) {
-        uint32_t k = atomic_load_explicit(&me->nfailed, memory_order_relaxed);
-        atomic_store_explicit(&me->failed[k % DDL_NODE_FAILURES], (uint64_t)bell << 32 | (uint32_t)(int32_t)st,
-                              memory_order_relaxed);
-        atomic_store_explicit(&me->nfailed, k + 1, memory_order_release);
-    }
-    atomic_store_explicit(&me->doorbell, bell, memory_order_release);
+    return (int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[seq & 1].seq, memory_order_acquire) - seq) >= 0;
 }
 
-ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell)
+/* The last call local rank r has published (it publishes every call, on
+ * every path, before it waits for anything). */
+static uint32_t last_published(const ddl_node_t *n, int r)
 {
-    const ddl_slot_t *o = &n->ctrl->slots[owner];
-    /* The doorbell reached bell before this runs (acquire): every failure up
-     * to bell is recorded.  Newest first, so a record the owner overwrites
-     * meanwhile is one newer than bell. */
-    uint32_t k = atomic_load_explicit(&o->nfailed, memory_order_acquire);
-    uint32_t kept = k < DDL_NODE_FAILURES ? k : DDL_NODE_FAILURES;
-    for (uint32_t i = 1; i <= kept; i++) {
-        uint64_t w = atomic_load_explicit(&o->failed[(k - i) % DDL_NODE_FAILURES], memory_order_relaxed);
-        int32_t age = (int32_t)(bell - (uint32_t)(w >> 32));
-        if (age == 0)
-            return (ddl_status_t)(int32_t)(uint32_t)w;
-        if (age > 0) /* records are in bell order: bell's would have come by now */
-            return DDL_OK;
-    }
-    if (k <= DDL_NODE_FAILURES)
+    uint32_t a = atomic_load_explicit(&n->ctrl->slots[r].box[0].seq, memory_order_acquire);
+    uint32_t b = atomic_load_explicit(&n->ctrl->slots[r].box[1].seq, memory_order_acquire);
+    return (int32_t)(a - b) > 0 ? a : b;
+}
+
+struct lag_arg {
+    int first, count;
+    uint32_t bell, most;
+};
+
+/* No helper of the owner more than `most` calls behind `bell`. */
+static int helpers_close(const ddl_node_t *n, const void *arg)
+{
+    const struct lag_arg *a = arg;
+    for (int r = a->first; r < a->first + a->count; r++)
+        if ((int32_t)(a->bell - last_published(n, r)) > (int32_t)a->most) /* a helper may be a call ahead */
+            return 0;
+    return 1;
+}
+
+static void helpers_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct lag_arg *a = arg;
+    size_t o = (size_t)snprintf(buf, len, "helpers more than %u calls behind call %u:", (unsigned)a->most,
+                                (unsigned)a->bell);
+    for (int r = a->first; r < a->first + a->count && o + 48 < len; r++)
+        if ((int32_t)(a->bell - last_published(n, r)) > (int32_t)a->most)
+            o += (size_t)snprintf(buf + o, len - o, " local rank %d (rank %d, at call %u)", r, n->world_of_local[r],
+                                  (unsigned)last_published(n, r));
+}
+
+ddl_status_t ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st, int cls, int helpers)
+{
+    _Static_assert((DDL_NODE_CALLS & (DDL_NODE_CALLS - 1)) == 0, "calls[] wraps with the 32-bit count");
+    ddl_slot_t *me = &n->ctrl->slots[n->local_rank];
+    uint32_t bell = atomic_load_explicit(&me->doorbell, memory_order_relaxed) + 1;
+    uint64_t word = (uint64_t)bell << 32 | (uint64_t)(uint16_t)(int16_t)st << 16 | (uint16_t)(cls + 1);
+    atomic_store_explicit(&me->calls[bell % DDL_NODE_CALLS], word, memory_order_relaxed);
+    atomic_store_explicit(&me->doorbell, bell, memory_order_release);
+    if (helpers <= 0 || bell % (DDL_NODE_CALLS / 4) != 0)
         return DDL_OK;
-    return ddl_error(DDL_ERR_PEER_FAILED, "ddl_allreduce: this helper fell more than %d failed calls behind its owner "
-                     "(local rank %d) and cannot tell how call %u ended", DDL_NODE_FAILURES, owner, (unsigned)bell);
+    struct lag_arg lag = {n->local_rank + 1, helpers, bell, DDL_NODE_CALLS / 2};
+    if (helpers_close(n, &lag))
+        return DDL_OK;
+    wake_all(n->ctrl); /* asleep in an earlier call of this owner's, which has ended */
+    lag.most = DDL_NODE_CALLS * 3 / 4;
+    if (helpers_close(n, &lag))
+        return DDL_OK;
+    lag.most = DDL_NODE_CALLS / 4;
+    return wait_until(n, helpers_close, &lag, n->timeout, 0, helpers_describe,
+                      "collective mode: waiting for this owner's helpers to catch up");
+}
+
+ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell, ddl_status_t *ended, int *cls)
+{
+    /* The doorbell reached bell before this runs (acquire), so the record is
+     * there; the owner waits for this helper before it could overwrite it. */
+    uint64_t w = atomic_load_explicit(&n->ctrl->slots[owner].calls[bell % DDL_NODE_CALLS], memory_order_relaxed);
+    *cls = -1;
+    *ended = DDL_ERR_INTERNAL;
+    if ((uint32_t)(w >> 32) != bell)
+        return ddl_error(DDL_ERR_INTERNAL, "ddl_allreduce: the record of call %u of this helper's owner (local rank "
+                         "%d) holds call %u", (unsigned)bell, owner, (unsigned)(w >> 32));
+    *cls = (int)(uint16_t)w - 1;
+    *ended = (ddl_status_t)(int16_t)(uint16_t)(w >> 16);
+    return DDL_OK;
 }
 
 struct doorbell_arg {
@@ -339,17 +382,34 @@ static int count_reached(const ddl_node_t *n, const void *arg)
     return (int32_t)(now - a->seen) >= 0;
 }
 
+/* The owner is in call `seen` (it has published it) or past it. */
+static int owner_in_call(const ddl_node_t *n, const void *arg)
+{
+    const struct doorbell_arg *a = arg;
+    return has_published(n, a->owner, a->seen) || count_reached(n, arg);
+}
+
+static void owner_call_describe(const ddl_node_t *n, const void *arg, char *buf, size_t len)
+{
+    const struct doorbell_arg *a = arg;
+    snprintf(buf, len, "its owner, local rank %d (rank %d), to %s call %u (it is at call %u)", a->owner,
+             n->world_of_local[a->owner], has_published(n, a->owner, a->seen) ? "end" : "reach", (unsigned)a->seen,
+             (unsigned)last_published(n, a->owner));
+}
+
 ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target)
 {
     struct doorbell_arg a = {owner, target};
-    /* The owner is in the system MPI, whose time spinning here would take from it. */
-    return wait_until(n, count_reached, &a, 0, 0, doorbell_describe, "waiting for the owner's call to end");
-}
-
-/* Has local rank r published call seq (or a later one) in its mailbox? */
-static int has_published(const ddl_node_t *n, int r, uint32_t seq)
-{
-    return (int32_t)(atomic_load_explicit(&n->ctrl->slots[r].box[seq & 1].seq, memory_order_acquire) - seq) >= 0;
+    /* No spin: the owner is in the system MPI, whose time spinning here would
+     * take from it.  The owner reaches the call within the deadline, as every
+     * rank of a collective does; then its own waits end within the deadline
+     * and its graces, with its word. */
+    ddl_status_t st = wait_until(n, owner_in_call, &a, n->timeout, 0, owner_call_describe,
+                                 "ddl_allreduce on a helper: waiting for its owner");
+    if (st != DDL_OK)
+        return st;
+    return wait_until(n, count_reached, &a, n->timeout + 3 * ddl_failure_grace(n->timeout), 0, owner_call_describe,
+                      "ddl_allreduce on a helper: waiting for its owner");
 }
 
 struct owners_arg {

@@ -48,7 +48,11 @@ typedef struct {
 } ddl_node_req_t;
 
 #define DDL_INLINE_BYTES 1024  /* the largest message that goes through the control block */
-#define DDL_NODE_FAILURES 32   /* failed MPI-path calls an owner remembers for its helpers */
+/* Calls an owner remembers for its helpers in collective mode (a power of
+ * two): how each ended and which size class it taught online selection.
+ * The owner never runs more than this far ahead of a helper (its
+ * ddl_node_ring_outcome waits for one that lags behind). */
+#define DDL_NODE_CALLS 4096
 
 typedef struct {
     _Alignas(64) _Atomic uint32_t seq; /* written last: the call whose signature (and data) are here */
@@ -75,11 +79,11 @@ typedef struct {
      * the rest on the same cache lines.  Whatever path a rank chose, its
      * node's peers see which call it is in and how it was called. */
     ddl_mailbox_t box[2];
-    /* Owners, collective mode: their last MPI-path calls that failed, each
-     * (doorbell value << 32 | status) in one word, for helpers that lag behind
-     * (ddl_node_outcome); nfailed counts them all. */
-    _Atomic uint64_t failed[DDL_NODE_FAILURES];
-    _Atomic uint32_t nfailed;
+    /* Owners, collective mode: their last calls, call n in calls[n %
+     * DDL_NODE_CALLS] as (n << 32 | status << 16 | class + 1) in one word:
+     * how it ended and the size class online selection recorded it in (0:
+     * none), for helpers that lag behind (ddl_node_outcome). */
+    _Atomic uint64_t calls[DDL_NODE_CALLS];
     ddl_node_req_t req;
     char why[256];                       /* written before this rank sets abort_rank: its error */
 } ddl_slot_t;
@@ -136,22 +140,31 @@ int ddl_mpi_done(void *arg);
 ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);
 /* An owner publishes a request to its helpers. */
 void ddl_node_ring(ddl_node_t *n);
-/* An owner ends an MPI-path call (collective mode): records how it ended when
- * it failed, then counts it on its doorbell without waking anyone: its
- * helpers have no part in it, and waking them on every call would take the
- * cores from the owners on a node with more ranks than cores.  A helper
- * sleeping on it wakes at the node's next event (the owner's next lane call)
- * or within a sleep slice, and then finds every call up to it done. */
-void ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st);
-/* How the owner's call that rang `bell` ended: DDL_OK, its failure, or
- * DDL_ERR_PEER_FAILED with a message when this helper fell so far behind
- * that the record was overwritten. */
-ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell);
+/* An owner ends a call (collective mode): records how it ended (st) and the
+ * size class its record taught online selection (-1: none), then counts it
+ * on its doorbell without waking anyone: its helpers have no part in an
+ * MPI-path call, and waking them on every call would take the cores from
+ * the owners on a node with more ranks than cores.  A helper sleeping on it
+ * wakes at the node's next event (the owner's next lane call) or within a
+ * sleep slice, and then finds every call up to it done.  Every
+ * DDL_NODE_CALLS / 4 calls it looks at how far its `helpers` (the local
+ * ranks after it) lag: it wakes them past half the record, and waits for
+ * them (with the deadline) past three quarters, so that no record a helper
+ * still needs is overwritten. */
+ddl_status_t ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st, int cls, int helpers);
+/* The owner's record of the call that rang `bell`: how it ended (*ended:
+ * DDL_OK or its failure) and the size class online selection recorded it
+ * in (*cls, -1: none).  DDL_ERR_INTERNAL when the record is gone. */
+ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell, ddl_status_t *ended, int *cls);
 /* A helper waits, without deadline while the owner lives, for a doorbell value
  * other than `seen`; *value gets it. */
 ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value);
-/* A helper sleeps, without deadline while the owner lives, until the owner's
- * doorbell has reached `target` (wrapping counts compare as signed). */
+/* A collective-mode helper in call `target` (its owner's doorbell counts
+ * the owner's calls, so the call number is the count): it sleeps until the
+ * owner's doorbell has reached target (wrapping counts compare as signed).
+ * The owner must show the call (publish it, or end it) within the deadline,
+ * and end it within the deadline and the graces after that: a timeout names
+ * the owner and the call. */
 ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target);
 /* The start of every call, on every path: publish sig as this rank's call seq
  * (in box[seq & 1], after any data put there).  wake: wake the node's

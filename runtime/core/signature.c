@@ -79,7 +79,8 @@ enum { K_COUNT = 0, K_CHUNK = 1, K_REST = 2 };
 #define SEQ_SHIFT (BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS)
 _Static_assert(DDL_SIG_KEY_WORDS == 3, "count, chunk, the rest");
 _Static_assert(BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + 32 < 64, "seq's 32 bits above the rest");
-_Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS, "bad fits");
+_Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS &&
+               DDL_SIG_REFUSED < 1 << BAD_BITS, "bad fits");
 _Static_assert(DDL_INTER_COUNT <= 1 << LANE_BITS, "lane_algo fits (on the MPI path: 0 or 1)");
 _Static_assert(DDL_ALGO_COUNT <= 1 << ALGO_BITS, "algo fits");
 _Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_BITS, "op and dtype fit");
@@ -87,6 +88,15 @@ _Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_
 /* The mailboxes hold packed signatures (node.h); the key's functions are below. */
 static int same_key(const int64_t *a, const int64_t *b);
 static int same_key_but_bad(const int64_t *a, const int64_t *b);
+
+/* A rank of this node refused its own arguments to the call: the others
+ * fail it with it, as a mismatch. */
+static ddl_status_t refused_error(const ddl_node_t *n, int r)
+{
+    return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+                     "rank %d) refused its own arguments to this call (its message says why); the call fails on "
+                     "every rank, and the next one pairs up as usual", n->host, n->node, n->world_of_local[r], r);
+}
 
 ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)
 {
@@ -98,6 +108,8 @@ ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *no
             continue;
         ddl_sig_t a = *node_sig, b = ddl_sig_from_key(other);
         node_sig->bad = DDL_SIG_NODE_DISAGREES;
+        if (a.bad == DDL_SIG_REFUSED || b.bad == DDL_SIG_REFUSED)
+            return refused_error(n, a.bad == DDL_SIG_REFUSED ? 0 : r);
         char da[160], db[160];
         ddl_sig_describe(&a, da, sizeof(da));
         ddl_sig_describe(&b, db, sizeof(db));
@@ -117,6 +129,8 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
         if ((other[K_REST] & BITS(BAD_BITS)) == DDL_SIG_BAD_BUFFER) /* the key's lowest field */
             return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
                             "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
+        if ((other[K_REST] & BITS(BAD_BITS)) == DDL_SIG_REFUSED)
+            return refused_error(n, g * lanes);
         if (same_key_but_bad(first, other))
             continue;
         ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
@@ -678,8 +692,12 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     ddl_sig_describe(&sa, da, sizeof(da));
     ddl_sig_describe(&sb, db, sizeof(db));
     if (a == b && why == DDL_SIG_BAD_BUFFER)
-        return ddl_error(DDL_ERR_INVALID_ARG, "%s: rank %d on %s passed buffers it cannot use (its message says why)",
-                         where, wa, hosts[wa]);
+        return ddl_error(DDL_ERR_INVALID_ARG, "%s: an owner on the node of rank %d (%s) passed buffers it cannot use "
+                         "(its message says why)", where, wa, hosts[wa]);
+    if (a == b && why == DDL_SIG_REFUSED)
+        return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it differently: rank %d on %s refused its own arguments "
+                         "to this call (its message says why); the call fails on every rank, and the next one pairs "
+                         "up as usual", where, wa, hosts[wa]);
     if (a == b)
         return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it differently on the node of rank %d (%s), whose "
                          "messages name them; every rank must pass the same count, type and op, in the same order",

@@ -28,13 +28,14 @@ typedef struct {
     int32_t lane_algo; /* the call's plan: ddl_inter_algo_id_t */
     uint64_t chunk;    /* the call's plan: bytes per chunk */
     uint32_t seq;      /* the communicator's call number */
-    int32_t bad;       /* DDL_SIG_NODE_DISAGREES or DDL_SIG_BAD_BUFFER; 0: none */
+    int32_t bad;       /* DDL_SIG_NODE_DISAGREES, DDL_SIG_BAD_BUFFER or DDL_SIG_REFUSED; 0: none */
 } ddl_sig_t;
 
 #define DDL_SIG_FIELDS 8
 
 #define DDL_SIG_NODE_DISAGREES 1 /* the ranks of this signature's node called differently */
 #define DDL_SIG_BAD_BUFFER 2     /* this owner's buffers cannot be used (it says why) */
+#define DDL_SIG_REFUSED 3        /* this rank refused its own arguments to the call (it says why) */
 
 /* "count 8, f32, sum, lane (chunk 65536), call 5" */
 void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
+#include "online.h"
 #include "paths.h"
 #include "route.h"
 #include "trace.h"
@@ -25,13 +26,26 @@ static ddl_status_t broken_error(const ddl_comm_t *c)
                      "destroy it", c->broken_why);
 }
 
-static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
-                               ddl_redop_t op, ddl_comm_t *c)
+/* What fails a call on this rank alone, before it has a number: a
+ * communicator that is not live or has failed, and a serve-mode helper's
+ * call (it takes part through ddl_serve). */
+static ddl_status_t check_comm(const ddl_comm_t *c)
 {
     if (!ddl_comm_is_live(c))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: not a live communicator (destroyed, or never created)");
     if (c->broken)
         return broken_error(c);
+    if (c->info.role == DDL_ROLE_HELPER && c->helper_mode == DDL_HELPERS_SERVE)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: rank %d is a helper in serve mode: it runs "
+                         "ddl_serve, not ddl_allreduce", c->info.rank);
+    return DDL_OK;
+}
+
+/* The call's own arguments.  A call refused here still takes part in the
+ * agreement (refuse()). */
+static ddl_status_t check_args(const void *sendbuf, const void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                               ddl_redop_t op, ddl_memory_t mem, const ddl_comm_t *c)
+{
     if ((unsigned)dtype >= DDL_DTYPE_COUNT)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: unknown datatype %d", (int)dtype);
     if ((unsigned)op >= DDL_REDOP_COUNT)
@@ -45,10 +59,31 @@ static ddl_status_t check_args(const void *sendbuf, void *recvbuf, int64_t count
     if (c->info.role == DDL_ROLE_OWNER && count > 0 && (!recvbuf || !sendbuf))
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: %s is NULL on an owner (rank %d)",
                          recvbuf ? "sendbuf" : "recvbuf", c->info.rank);
-    if (c->info.role == DDL_ROLE_HELPER && c->helper_mode == DDL_HELPERS_SERVE)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: rank %d is a helper in serve mode: it runs "
-                         "ddl_serve, not ddl_allreduce", c->info.rank);
+    if ((unsigned)mem > DDL_MEM_DEVICE)
+        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_stream: unknown memory kind %d", (int)mem);
     return DDL_OK;
+}
+
+/* Where strdup found no memory for a refusal's message. */
+static char refused_without_message[] = "ddl_allreduce: this rank refused its arguments (no memory for the reason)";
+
+/* The call this rank refuses (st, its message the thread's last error) in
+ * the form in which it takes part: count 0, no buffers, the message kept for
+ * the runner.  Every rank numbers its calls, and a call that went unnumbered
+ * here paired the others' call with this rank's next one, and both gave
+ * success with the wrong data. */
+static void refuse(ddl_call_t *call, ddl_status_t st)
+{
+    char *why = strdup(ddl_last_error());
+    *call = (ddl_call_t){.dtype = DDL_DTYPE_F32, .op = DDL_REDOP_SUM, .mem = DDL_MEM_HOST, .own_error = st,
+                         .refusal = why ? why : refused_without_message};
+}
+
+static void free_refusal(ddl_call_t *call)
+{
+    if (call->refusal != refused_without_message)
+        free(call->refusal);
+    call->refusal = NULL;
 }
 
 /* DDL_CHECK=1: every rank that calls (all ranks in collective mode, the owners in
@@ -116,13 +151,15 @@ static ddl_memory_t locate_memory(const ddl_comm_t *c, const void *sendbuf, cons
 ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                       ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_call_t *call)
 {
-    ddl_status_t st = check_args(sendbuf, recvbuf, count, dtype, op, c);
+    ddl_status_t st = check_comm(c);
     if (st != DDL_OK)
         return st;
-    if ((unsigned)mem > DDL_MEM_DEVICE)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce_stream: unknown memory kind %d", (int)mem);
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
+    if ((st = check_args(sendbuf, recvbuf, count, dtype, op, mem, c)) != DDL_OK) {
+        refuse(call, st);
+        return DDL_OK;
+    }
     *call = (ddl_call_t){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op,
                          .mem = DDL_MEM_HOST, .stream = stream};
     /* Where the buffers are is asked now, on the caller's thread (its CUDA
@@ -130,6 +167,16 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
     if (c->info.role == DDL_ROLE_OWNER && count > 0)
         call->mem = locate_memory(c, sendbuf, recvbuf, mem);
     return DDL_OK;
+}
+
+void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st)
+{
+    refuse(call, st);
+}
+
+void ddl_allreduce_call_free(ddl_call_t *call)
+{
+    free_refusal(call);
 }
 
 static ddl_status_t lane_path(ddl_comm_t *c, ddl_call_t *call)
@@ -152,63 +199,119 @@ static ddl_status_t (*const paths[DDL_ALGO_COUNT])(ddl_comm_t *, ddl_call_t *) =
     [DDL_ALGO_MULTIRING] = multiring_path,
 };
 
-static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
+/* An owner's own buffers, once it runs the call: call->own_error says why
+ * they cannot be used (every rank that waits for them fails the call). */
+static void check_own_buffers(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
 {
     const void *sendbuf = call->sendbuf;
     void *recvbuf = call->recvbuf;
+    if (call->mem == DDL_MEM_AUTO)
+        call->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf is %s memory but recvbuf "
+                                    "is %s memory: pass both on the host or both on the device", c->info.rank,
+                                    ddl_gpu_is_device(sendbuf) ? "device" : "host",
+                                    ddl_gpu_is_device(recvbuf) ? "device" : "host");
+    /* Other processes read the buffers: the work that fills them must be done. */
+    else if (call->mem == DDL_MEM_DEVICE)
+        call->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)
+                                      : ddl_gpu_wait_queued(call->stream, c->set.timeout);
+    else
+        call->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
+}
+
+/* A collective-mode helper's online selection learns what its owner's
+ * learnt, call for call, so that both choose alike: where its own lane call
+ * succeeded the node met on one signature, and it records that call as the
+ * owner does; otherwise (the MPI path, where its arguments are not compared,
+ * or a call that failed) it records the call its owner recorded, if any,
+ * from the owner's record (ddl_node_outcome).  A helper that failed a call
+ * the owner ran would otherwise record nothing where the owner recorded
+ * one, and from then on the two chose differently (every later call failed
+ * as a mismatch). */
+static ddl_status_t helper_record(ddl_comm_t *c, ddl_call_t *call, ddl_algo_id_t algo, size_t bytes,
+                                  double seconds, ddl_status_t st)
+{
+    if (st == DDL_OK && algo != DDL_ALGO_MPI)
+        return ddl_select_record(c, call, bytes, seconds, st);
+    if (c->broken)
+        return st; /* nothing is chosen on it again */
+    int owner = c->info.gpu * c->info.lanes;
+    char mine[512];
+    snprintf(mine, sizeof(mine), "%s", ddl_last_error());
+    ddl_status_t got = DDL_OK, ended;
+    if (call->owner_class == -2) { /* a failed lane call: the owner's record may come later */
+        got = ddl_node_wait_count(&c->node, owner, c->doorbell_seen);
+        if (got == DDL_OK)
+            got = ddl_node_outcome(&c->node, owner, c->doorbell_seen, &ended, &call->owner_class);
+    }
+    if (got == DDL_OK)
+        got = ddl_select_replay(c, call->owner_class);
+    if (got != DDL_OK)
+        return ddl_comm_fail(c, got);
+    if (st != DDL_OK)
+        ddl_log_keep_error(mine);
+    return st;
+}
+
+static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
+{
     int64_t count = call->count;
     ddl_dtype_t dtype = call->dtype;
     ddl_redop_t op = call->op;
     ddl_status_t st;
     if (c->broken)
         return broken_error(c);
+    if (call->refusal)
+        ddl_log_keep_error(call->refusal); /* this thread's message from here on (the runner may be another) */
     if (c->set.check && (st = check_same_args(count, dtype, op, c)) != DDL_OK)
-        return st;
-    /* Every call, count 0 included, takes part in the agreement under its
-     * own number: a rank that passes 0 where the others pass 1000 gets
-     * DDL_ERR_MISMATCH with them, instead of pairing its next call with
-     * their current one. */
+        return call->refusal ? call->own_error : st;
+    /* Every call, count 0 and refused ones included, takes part in the
+     * agreement under its own number: a rank that passes 0 where the others
+     * pass 1000, or an argument it refuses, gets DDL_ERR_MISMATCH with them,
+     * instead of pairing its next call with their current one. */
     c->seq++;
     /* Collective mode: each call of the owner ends with a count on its
      * doorbell (below), which its helpers take as theirs whatever path any
      * of them took (ddl_allreduce_mpi_path). */
     int counted = c->info.lanes > 1 && c->helper_mode == DDL_HELPERS_COLLECTIVE;
-    if (counted && c->info.role == DDL_ROLE_HELPER)
+    int helper = c->info.role == DDL_ROLE_HELPER;
+    if (counted && helper)
         c->doorbell_seen++;
     size_t bytes = (size_t)count * ddl_dtype_size(dtype); /* check_args refused what overflows */
     /* An owner's unusable buffers fail the call on every rank that waits for
      * it (call->own_error), not only on the owner. */
-    call->own_error = DDL_OK;
-    if (c->info.role == DDL_ROLE_OWNER) {
-        if (call->mem == DDL_MEM_AUTO)
-            call->own_error = ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce on rank %d: sendbuf is %s memory but recvbuf "
-                                        "is %s memory: pass both on the host or both on the device", c->info.rank,
-                                        ddl_gpu_is_device(sendbuf) ? "device" : "host",
-                                        ddl_gpu_is_device(recvbuf) ? "device" : "host");
-        /* Other processes read the buffers: the work that fills them must be done. */
-        else if (call->mem == DDL_MEM_DEVICE)
-            call->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)
-                                          : ddl_gpu_wait_queued(call->stream, c->set.timeout);
-        else
-            call->own_error = check_heap_room(c, sendbuf, recvbuf, bytes);
-    }
+    if (!helper && !call->refusal)
+        check_own_buffers(c, call, bytes);
+    call->owner_class = -2; /* helpers: the owner's record, not read yet */
     ddl_algo_id_t algo = ddl_select_algo(c, call, bytes);
     int timed = ddl_select_wants_time(c, call, bytes);
     double start = timed ? ddl_now() : 0;
     st = paths[algo](c, call);
-    if (counted && c->info.role == DDL_ROLE_OWNER)
-        ddl_node_ring_outcome(&c->node, st);
-    if (st != DDL_OK && c->info.role == DDL_ROLE_OWNER && c->info.nnodes > 1) {
+    double seconds = timed ? ddl_now() - start : -1;
+    if (call->refusal)
+        st = call->own_error; /* whatever the others made of it */
+    if (counted && !helper) {
+        int cls = call->cand && st == DDL_OK ? ddl_online_class_of(bytes) : -1; /* what the record below teaches */
+        ddl_status_t rung = ddl_node_ring_outcome(&c->node, st, cls, c->info.lanes - 1);
+        if (rung != DDL_OK)
+            return ddl_comm_fail(c, rung);
+    }
+    if (st != DDL_OK && !helper && c->info.nnodes > 1) {
         ddl_mpi_early_stop(c);
         ddl_lane_early_stop(c);
     }
-    return ddl_select_record(c, call, bytes, timed ? ddl_now() - start : -1, st);
+    if (counted && helper)
+        return helper_record(c, call, algo, bytes, seconds, st);
+    return ddl_select_record(c, call, bytes, seconds, st);
 }
 
 ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)
 {
     double start = ddl_trace_on ? ddl_now() : 0;
     ddl_status_t st = run(call, c);
+    if (call->refusal) {
+        ddl_log_keep_error(call->refusal);
+        free_refusal(call);
+    }
     if (ddl_trace_on) {
         char args[160];
         snprintf(args, sizeof(args), "\"count\": %lld, \"type\": \"%s\", \"op\": \"%s\", \"seq\": %u, \"status\": \"%s\"",

@@ -234,19 +234,36 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
     return DDL_OK;
 }
 
+/* A refused call (ddl_allreduce_post_check) goes into the queue like any
+ * other, so that it takes its number in order, and nobody waits for it:
+ * its request is freed at once, and the refusal returned now. */
 ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                    ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_request_t **req)
 {
-    if (!req)
-        return ddl_error(DDL_ERR_INVALID_ARG, "ddl_iallreduce: req is NULL");
-    *req = NULL;
+    if (req)
+        *req = NULL;
     ddl_call_t call;
     ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
-    if (st == DDL_OK && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+    if (st != DDL_OK)
         return st;
-    if (st == DDL_OK)
+    if (!req && !call.refusal)
+        ddl_allreduce_refuse(&call, ddl_error(DDL_ERR_INVALID_ARG, "ddl_iallreduce: req is NULL"));
+    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+        ddl_allreduce_refuse(&call, st);
+    if (!call.refusal)
         tell_unthreaded(c->engine, c);
-    return st == DDL_OK ? post(&call, c, req) : st;
+    ddl_status_t refused = call.refusal ? call.own_error : DDL_OK;
+    ddl_request_t *r;
+    if ((st = post(&call, c, &r)) != DDL_OK) {
+        ddl_allreduce_call_free(&call);
+        return st;
+    }
+    if (refused == DDL_OK) {
+        *req = r;
+        return DDL_OK;
+    }
+    ddl_request_free(r);
+    return refused; /* its message is this thread's last error still */
 }
 
 ddl_status_t ddl_iallreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
@@ -268,11 +285,13 @@ ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t co
         give_back_runner(e);
         return st;
     }
-    if (call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
-        return st;
+    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+        ddl_allreduce_refuse(&call, st);
     ddl_request_t *r;
-    if ((st = post(&call, c, &r)) != DDL_OK)
+    if ((st = post(&call, c, &r)) != DDL_OK) {
+        ddl_allreduce_call_free(&call);
         return st;
+    }
     st = ddl_wait(r);
     ddl_request_free(r);
     return st;

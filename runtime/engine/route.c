@@ -134,6 +134,26 @@ static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char
     DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: %s", bytes, ddl_algo_names[algo], why);
 }
 
+/* Online selection's candidate for a call of `bytes` (a class that has not
+ * started starts). */
+static const ddl_candidate_t *online_candidate(ddl_comm_t *c, size_t bytes)
+{
+    /* Whether chunk sizes are candidates matters only when a class starts
+     * exploring: the model's chunk is not worked out on every call.  It is
+     * decided for the class's largest size, not this call's: a rank whose
+     * call fails the agreement (another count) may start a class that the
+     * others start later with other sizes, and all must list the same
+     * candidates. */
+    int chunked = 0;
+    if (ddl_online_starts(c->online, bytes)) {
+        int cls = ddl_online_class_of(bytes);
+        size_t top = cls == DDL_ONLINE_CLASSES - 1 ? bytes : ((size_t)2 << cls) - 1;
+        size_t chunk = ddl_lane_chunk(c, top, c->online->job.path == DDL_ALGO_MULTIRING);
+        chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
+    }
+    return ddl_online_next(c->online, bytes, chunked);
+}
+
 ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
 {
     call->cand = NULL;
@@ -148,20 +168,7 @@ ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
             announce(c, algo, bytes, why);
         return algo;
     }
-    /* Whether chunk sizes are candidates matters only when a class starts
-     * exploring: the model's chunk is not worked out on every call.  It is
-     * decided for the class's largest size, not this call's: a rank whose
-     * call fails the agreement (another count) may start a class that the
-     * others start later with other sizes, and all must list the same
-     * candidates. */
-    int chunked = 0;
-    if (ddl_online_starts(c->online, bytes)) {
-        int cls = ddl_online_class_of(bytes);
-        size_t top = cls == DDL_ONLINE_CLASSES - 1 ? bytes : ((size_t)2 << cls) - 1;
-        size_t chunk = ddl_lane_chunk(c, top, c->online->job.path == DDL_ALGO_MULTIRING);
-        chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
-    }
-    call->cand = ddl_online_next(c->online, bytes, chunked);
+    call->cand = online_candidate(c, bytes);
     call->mpi_form = call->cand->mpi_form;
     return (ddl_algo_id_t)call->cand->algo;
 }
@@ -263,15 +270,13 @@ static void save(const ddl_comm_t *c)
     }
 }
 
-ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t bytes, double seconds, ddl_status_t st)
+/* A call of `bytes` that online selection chose: its time on this rank
+ * (negative: not timed) and its chunk (0: none) into the class, and the
+ * agreement and decision that may follow. */
+static ddl_status_t record(ddl_comm_t *c, size_t bytes, double seconds, size_t chunk)
 {
-    /* A failed call teaches nothing; every rank failed it (or the
-     * communicator is broken), so the classes stay in step. */
-    if (!call->cand || st != DDL_OK)
-        return st;
-    int nodes = c->info.nnodes > 1 && call->cand->algo != DDL_ALGO_MPI;
     double v[DDL_ONLINE_MAX_CANDIDATES];
-    int n = ddl_online_observe(c->online, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0, v);
+    int n = ddl_online_observe(c->online, bytes, seconds, chunk, v);
     if (n == 0)
         return DDL_OK;
     /* Only the owners' times count: a lane call ends for its owner at the
@@ -281,7 +286,8 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
         memset(v, 0, sizeof(double) * (size_t)n);
     /* The data is right on every rank, but a rank that missed the agreement
      * would choose alone from now on: the communicator cannot go on. */
-    if ((st = ddl_agree_max(c, c->select_comm, v, n)) != DDL_OK)
+    ddl_status_t st = ddl_agree_max(c, c->select_comm, v, n);
+    if (st != DDL_OK)
         return ddl_comm_fail(c, ddl_fail(st, "online selection: %s", ddl_last_error()));
     int cls = ddl_online_class_of(bytes);
     double before = c->online->cls[cls].reference;
@@ -319,6 +325,29 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
                  out == DDL_ONLINE_DRIFTED ? "timing the candidates again" : "kept, with the new time as its reference");
     }
     return DDL_OK;
+}
+
+ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t bytes, double seconds, ddl_status_t st)
+{
+    /* A failed call teaches nothing.  Every owner reaches the same verdict
+     * on a call (the agreement's), so the owners' classes stay in step; a
+     * collective-mode helper records what its owner recorded instead where
+     * it could differ (ddl_select_replay). */
+    if (!call->cand || st != DDL_OK)
+        return st;
+    int nodes = c->info.nnodes > 1 && call->cand->algo != DDL_ALGO_MPI;
+    return record(c, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0);
+}
+
+ddl_status_t ddl_select_replay(ddl_comm_t *c, int cls)
+{
+    if (cls < 0)
+        return DDL_OK;
+    size_t bytes = (size_t)1 << cls; /* the class's smallest size: all its calls choose alike */
+    online_candidate(c, bytes);
+    /* Its own times count for nothing (only the owners' do), but the calls
+     * that time must be timed on every rank alike. */
+    return record(c, bytes, ddl_online_wants_time(c->online, bytes) ? 0 : -1, 0);
 }
 
 /* Online selection's chunk candidates: half or twice the chunk, in whole 4 KiB

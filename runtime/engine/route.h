@@ -34,5 +34,9 @@ ddl_status_t ddl_route_lane(struct ddl_comm *c, ddl_call_t *call, int multiring)
  * the ranks that choose).  Returns st, or the agreement's failure. */
 ddl_status_t ddl_select_record(struct ddl_comm *c, const ddl_call_t *call, size_t bytes, double seconds,
                                ddl_status_t st);
+/* A collective-mode helper's record of the call its owner recorded in size
+ * class cls (-1: none): the same bookkeeping and agreements, with no time of
+ * its own. */
+ddl_status_t ddl_select_replay(struct ddl_comm *c, int cls);
 
 #endif
