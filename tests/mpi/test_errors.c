@@ -30,14 +30,18 @@ int main(int argc, char **argv)
     float buf[64] = {0};
     int owner = info.role == DDL_ROLE_OWNER;
 
-    /* Local checks: no rank enters a collective, so each can fail alone. */
+    /* Every rank refuses the same arguments: each call still takes its number
+     * in the agreement (every rank fails it), and each rank keeps its own
+     * message. */
     EXPECT(ddl_allreduce(buf, buf, -1, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "negative");
     EXPECT(ddl_allreduce(buf, buf, 4, (ddl_dtype_t)42, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "datatype 42");
     EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, (ddl_redop_t)-3, comm), DDL_ERR_INVALID_ARG, "op -3");
-    if (owner) {
-        EXPECT(ddl_allreduce(buf, NULL, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "recvbuf is NULL");
-        EXPECT(ddl_allreduce(NULL, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG, "sendbuf is NULL");
-    }
+    /* NULL buffers are refused on owners only (a collective-mode helper's
+     * are not used); its helpers' calls fail with their owner's. */
+    EXPECT(ddl_allreduce(buf, owner ? NULL : buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+           owner ? "recvbuf is NULL" : "failed on this helper's owner");
+    EXPECT(ddl_allreduce(owner ? NULL : buf, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, comm), DDL_ERR_INVALID_ARG,
+           owner ? "sendbuf is NULL" : "failed on this helper's owner");
     EXPECT(ddl_allreduce(buf, buf, 4, DDL_DTYPE_F32, DDL_REDOP_SUM, NULL), DDL_ERR_INVALID_ARG, "not a live");
     char choice[64];
     EXPECT((ddl_status_t)ddl_comm_choice(NULL, 8, choice, sizeof(choice)), DDL_ERR_INVALID_ARG, "not a live");

@@ -12,6 +12,7 @@
 #include "unit.h"
 
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -179,6 +180,95 @@ START_TEST(test_poll_naps_where_waits_were_long)
 }
 END_TEST
 
+/* Collective mode: an owner's record of each call (how it ended, the size
+ * class it taught online selection) reaches its helper for every call, in
+ * order, however far the helper falls behind: past three quarters of the
+ * record the owner waits for it.  The helper here naps twice for 50 ms
+ * (the owner meanwhile rings on, and must stop) and reads every record
+ * exactly; the owner runs three times around the record. */
+#define RECORDED_CALLS (3 * DDL_NODE_CALLS)
+#define AHEAD_CALL (DDL_NODE_CALLS / 4) /* where the owner looks how far its helpers lag */
+static int record_class(uint32_t call) { return (int)(call % 67) - 1; } /* -1 to 65 */
+static ddl_status_t record_status(uint32_t call) { return call % 5 ? DDL_OK : DDL_ERR_MISMATCH; }
+
+static void recording_rank(ddl_ctrl_t *ctrl, int rank, int *bad)
+{
+    static const int world[2] = {0, 1};
+    ddl_node_t n = {.ctrl = ctrl, .local_rank = rank, .local_size = 2, .timeout = 10, .world_of_local = world,
+                    .host = "test"};
+    ctrl->slots[rank].pid = (int32_t)getpid();
+    ck_assert_int_eq(ddl_node_barrier(&n, "test: start"), DDL_OK);
+    for (uint32_t call = 1; call <= RECORDED_CALLS; call++) {
+        ddl_sig_t sig = {.count = 1, .seq = call};
+        ddl_node_publish(&n, &sig, call, 0); /* as every call does first */
+        if (rank == 0) {
+            /* After a lane call the helper may show its next call before the
+             * owner has counted this one: it is ahead, not behind. */
+            while (call == AHEAD_CALL && !(atomic_load(&ctrl->slots[1].box[(call + 1) & 1].seq) == call + 1))
+                ;
+            ck_assert_int_eq(ddl_node_ring_outcome(&n, record_status(call), record_class(call), 1), DDL_OK);
+            continue;
+        }
+        if (call == AHEAD_CALL) {
+            sig.seq = call + 1;
+            ddl_node_publish(&n, &sig, call + 1, 0);
+        }
+        if (call == 100 || call == DDL_NODE_CALLS + 100)
+            nanosleep(&(struct timespec){0, 50000000}, NULL);
+        ddl_status_t ended;
+        int cls;
+        ck_assert_int_eq(ddl_node_wait_count(&n, 0, call), DDL_OK);
+        if (ddl_node_outcome(&n, 0, call, &ended, &cls) != DDL_OK || ended != record_status(call) ||
+            cls != record_class(call))
+            (*bad)++;
+    }
+}
+
+START_TEST(test_owner_records_reach_a_lagging_helper)
+{
+    ddl_ctrl_t *ctrl = mmap(NULL, ddl_node_ctrl_size(2), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int *bad = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert(ctrl != MAP_FAILED && bad != MAP_FAILED);
+    ddl_node_ctrl_init(ctrl, 2);
+    *bad = 0;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        recording_rank(ctrl, 1, bad);
+        _exit(0);
+    }
+    recording_rank(ctrl, 0, bad);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the helper failed");
+    ck_assert_msg(*bad == 0, "%d of %d records read wrong or lost", *bad, RECORDED_CALLS);
+    munmap(bad, sizeof(int));
+    munmap(ctrl, ddl_node_ctrl_size(2));
+}
+END_TEST
+
+/* A helper whose owner never reaches its call returns within the deadline
+ * (and its grace), naming the owner and the call. */
+START_TEST(test_helper_waits_for_its_owner_with_a_deadline)
+{
+    static const int world[2] = {7, 0};
+    ddl_ctrl_t *ctrl = mmap(NULL, ddl_node_ctrl_size(2), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert(ctrl != MAP_FAILED);
+    ddl_node_ctrl_init(ctrl, 2);
+    ddl_node_t n = {.ctrl = ctrl, .local_rank = 1, .local_size = 2, .timeout = 0.2, .world_of_local = world,
+                    .host = "test"};
+    ctrl->slots[0].pid = ctrl->slots[1].pid = (int32_t)getpid();
+    double t0 = now();
+    ddl_status_t st = ddl_node_wait_count(&n, 0, 3);
+    double took = now() - t0;
+    ck_assert_int_eq(st, DDL_ERR_TIMED_OUT);
+    ck_assert_msg(took < 0.2 + 0.05 + 0.2, "the wait took %.2f s (deadline 0.2 s, grace 0.05 s)", took);
+    ck_assert_msg(strstr(ddl_last_error(), "rank 7") && strstr(ddl_last_error(), "call 3"),
+                  "the message does not name the owner and the call: %s", ddl_last_error());
+    munmap(ctrl, ddl_node_ctrl_size(2));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("node");
@@ -187,6 +277,8 @@ int main(void)
     tcase_add_test(tc, test_sleeper_wakes);
     tcase_add_test(tc, test_progress_while_waiting);
     tcase_add_test(tc, test_poll_naps_where_waits_were_long);
+    tcase_add_test(tc, test_owner_records_reach_a_lagging_helper);
+    tcase_add_test(tc, test_helper_waits_for_its_owner_with_a_deadline);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
