@@ -23,7 +23,7 @@ address)
     tests="tests/unit/test_parse tests/unit/test_layout tests/unit/test_reduce tests/unit/test_heap tests/unit/test_node tests/unit/test_sched \
 tests/unit/test_plan tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings tests/unit/test_signature tests/fuzz/run-corpus.sh \
 tests/mpi/run-allreduce.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh tests/mpi/run-failure.sh tests/mpi/run-multiring.sh \
-tests/mpi/run-trace.sh"
+tests/mpi/run-trace.sh tests/mpi/run-agreement.sh"
     report='ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:'
     export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:fast_unwind_on_malloc=0
     export LSAN_OPTIONS=suppressions=$top/etc/lsan.supp:print_suppressions=0

@@ -14,6 +14,8 @@
 
 struct ddl_candidate;
 
+#define DDL_OWNER_CLASS_UNREAD (-2) /* ddl_call_t.owner_class: the owner's record not read yet */
+
 /* One call: its arguments as posted, and the state the runner keeps for it
  * (the request owns it, and passes it down the layers that run it). */
 typedef struct {
@@ -43,7 +45,7 @@ typedef struct {
      * of pairing it with its next call.  NULL: none. */
     char *refusal;
     int owner_class;        /* collective-mode helpers: the size class online selection recorded the
-                               owner's call in (ddl_node_outcome; -1: none) */
+                               owner's call in (ddl_node_outcome; -1: none; DDL_OWNER_CLASS_UNREAD) */
     uint32_t seq;           /* the call number its signature carries */
     int sig_pending;        /* lane path between nodes: the owners' exchange of node_sig is still to come */
     ddl_sig_t node_sig;     /* lane path: this node's signature (local rank 0's; marked bad on a difference) */

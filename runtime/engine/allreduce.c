@@ -42,7 +42,7 @@ static ddl_status_t check_comm(const ddl_comm_t *c)
 }
 
 /* The call's own arguments.  A call refused here still takes part in the
- * agreement (refuse()). */
+ * agreement (ddl_allreduce_refuse). */
 static ddl_status_t check_args(const void *sendbuf, const void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                ddl_redop_t op, ddl_memory_t mem, const ddl_comm_t *c)
 {
@@ -67,19 +67,18 @@ static ddl_status_t check_args(const void *sendbuf, const void *recvbuf, int64_t
 /* Where strdup found no memory for a refusal's message. */
 static char refused_without_message[] = "ddl_allreduce: this rank refused its arguments (no memory for the reason)";
 
-/* The call this rank refuses (st, its message the thread's last error) in
- * the form in which it takes part: count 0, no buffers, the message kept for
- * the runner.  Every rank numbers its calls, and a call that went unnumbered
- * here paired the others' call with this rank's next one, and both gave
- * success with the wrong data. */
-static void refuse(ddl_call_t *call, ddl_status_t st)
+/* The refused call takes part in this form: count 0, no buffers, the
+ * message kept for the runner.  Every rank numbers its calls, and a call
+ * that went unnumbered here paired the others' call with this rank's next
+ * one, and both gave success with the wrong data. */
+void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st)
 {
     char *why = strdup(ddl_last_error());
     *call = (ddl_call_t){.dtype = DDL_DTYPE_F32, .op = DDL_REDOP_SUM, .mem = DDL_MEM_HOST, .own_error = st,
                          .refusal = why ? why : refused_without_message};
 }
 
-static void free_refusal(ddl_call_t *call)
+void ddl_allreduce_call_free(ddl_call_t *call)
 {
     if (call->refusal != refused_without_message)
         free(call->refusal);
@@ -157,7 +156,7 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
     if (sendbuf == DDL_IN_PLACE)
         sendbuf = recvbuf;
     if ((st = check_args(sendbuf, recvbuf, count, dtype, op, mem, c)) != DDL_OK) {
-        refuse(call, st);
+        ddl_allreduce_refuse(call, st);
         return DDL_OK;
     }
     *call = (ddl_call_t){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op,
@@ -167,16 +166,6 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
     if (c->info.role == DDL_ROLE_OWNER && count > 0)
         call->mem = locate_memory(c, sendbuf, recvbuf, mem);
     return DDL_OK;
-}
-
-void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st)
-{
-    refuse(call, st);
-}
-
-void ddl_allreduce_call_free(ddl_call_t *call)
-{
-    free_refusal(call);
 }
 
 static ddl_status_t lane_path(ddl_comm_t *c, ddl_call_t *call)
@@ -238,7 +227,7 @@ static ddl_status_t helper_record(ddl_comm_t *c, ddl_call_t *call, ddl_algo_id_t
     char mine[512];
     snprintf(mine, sizeof(mine), "%s", ddl_last_error());
     ddl_status_t got = DDL_OK, ended;
-    if (call->owner_class == -2) { /* a failed lane call: the owner's record may come later */
+    if (call->owner_class == DDL_OWNER_CLASS_UNREAD) { /* a failed lane call: the owner's record may come later */
         got = ddl_node_wait_count(&c->node, owner, c->doorbell_seen);
         if (got == DDL_OK)
             got = ddl_node_outcome(&c->node, owner, c->doorbell_seen, &ended, &call->owner_class);
@@ -281,7 +270,7 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
      * it (call->own_error), not only on the owner. */
     if (!helper && !call->refusal)
         check_own_buffers(c, call, bytes);
-    call->owner_class = -2; /* helpers: the owner's record, not read yet */
+    call->owner_class = DDL_OWNER_CLASS_UNREAD;
     ddl_algo_id_t algo = ddl_select_algo(c, call, bytes);
     int timed = ddl_select_wants_time(c, call, bytes);
     double start = timed ? ddl_now() : 0;
@@ -310,7 +299,7 @@ ddl_status_t ddl_allreduce_run(ddl_call_t *call, ddl_comm_t *c)
     ddl_status_t st = run(call, c);
     if (call->refusal) {
         ddl_log_keep_error(call->refusal);
-        free_refusal(call);
+        ddl_allreduce_call_free(call);
     }
     if (ddl_trace_on) {
         char args[160];

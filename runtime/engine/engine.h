@@ -73,7 +73,7 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
                                       ddl_call_t *call);
 /* Refuse *call (not refused yet) for st, its message the thread's last error. */
 void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st);
-/* Free what a call that never ran holds. */
+/* Free what a refused call holds (the runner does, or the poster of one that never ran). */
 void ddl_allreduce_call_free(ddl_call_t *call);
 
 #endif
