@@ -77,34 +77,44 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
         const char *val = eq + 1;
         long v;
         int idx, bad = 0;
+        char form[128]; /* the accepted values, for the message */
         if (klen == 13 && strncmp(arg, "default_lanes", klen) == 0) {
             bad = ddl_parse_long(val, 0, DDL_MAX_LANES, &v);
             p->default_lanes = (int)v;
+            snprintf(form, sizeof(form), "an integer from 0 to %d", DDL_MAX_LANES);
         } else if (klen == 9 && strncmp(arg, "max_lanes", klen) == 0) {
             bad = ddl_parse_long(val, 1, DDL_MAX_LANES, &v);
             p->max_lanes = (int)v;
+            snprintf(form, sizeof(form), "an integer from 1 to %d", DDL_MAX_LANES);
         } else if (klen == 11 && strncmp(arg, "owner_cores", klen) == 0) {
             bad = ddl_parse_long(val, 0, DDL_MAX_CPU_ID, &v);
             p->owner_cores = (int)v;
+            snprintf(form, sizeof(form), "an integer from 0 to %d (0: all of the GPU's share)", DDL_MAX_CPU_ID);
         } else if (klen == 4 && strncmp(arg, "bind", klen) == 0) {
             bad = ddl_parse_bool(val, &p->bind);
+            snprintf(form, sizeof(form), "yes or no (also 1/0, on/off, true/false)");
         } else if (klen == 7 && strncmp(arg, "helpers", klen) == 0) {
             bad = ddl_parse_enum(val, helper_modes, &idx);
             p->helpers = (ddl_spank_helpers_t)idx;
+            snprintf(form, sizeof(form), "app or daemon");
         } else if (klen == 6 && strncmp(arg, "helper", klen) == 0) {
             /* An admin's absolute path: never a user's. */
             bad = val[0] != '/' || strlen(val) >= sizeof(p->helper_path);
             if (!bad)
                 snprintf(p->helper_path, sizeof(p->helper_path), "%s", val);
+            snprintf(form, sizeof(form), "an absolute path of at most %zu characters", sizeof(p->helper_path) - 1);
         } else if (klen == 5 && strncmp(arg, "rails", klen) == 0) {
             bad = parse_rails(val, p);
+            snprintf(form, sizeof(form), "1 to 8 comma-separated device names of at most %zu letters, digits, . _ -",
+                     sizeof(p->rails[0]) - 1);
         } else {
             snprintf(err, errlen, "unknown plugstack argument '%.*s' (known: default_lanes, max_lanes, bind, "
                      "helpers, helper, rails, owner_cores)", (int)klen, arg);
             return -1;
         }
         if (bad) {
-            snprintf(err, errlen, "plugstack argument '%s' has a bad value", arg);
+            snprintf(err, errlen, "plugstack argument '%s' has a bad value: %.*s takes %s", arg, (int)klen, arg,
+                     form);
             return -1;
         }
     }

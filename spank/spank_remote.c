@@ -260,17 +260,29 @@ int ddl_remote_task_post_fork(spank_t sp)
 
 /* A default for the task: a value already in the job's environment wins.
  * Returns 0, or -1 when it cannot be set. */
+/* name=value in the task's environment (a value already there stays unless
+ * overwrite); on failure the task's stderr says which variable and Slurm's
+ * reason, and -1. */
+static int set_env(spank_t sp, const char *name, const char *value, int overwrite)
+{
+    spank_err_t e = spank_setenv(sp, name, value, overwrite);
+    if (e == ESPANK_SUCCESS || (!overwrite && e == ESPANK_ENV_EXISTS))
+        return 0;
+    fprintf(stderr, "ddl: cannot set %s=%s in the task's environment (spank_setenv: %s); the task does not start: "
+            "report it to the site's admin, with slurmd's log of this step\n", name, value, spank_strerror(e));
+    return -1;
+}
+
 static int set_unless_given(spank_t sp, const char *name, const char *value)
 {
-    int e = spank_setenv(sp, name, value, 0);
-    return e == ESPANK_SUCCESS || e == ESPANK_ENV_EXISTS ? 0 : -1;
+    return set_env(sp, name, value, 0);
 }
 
 static int set_int(spank_t sp, const char *name, int v)
 {
     char buf[32];
     snprintf(buf, sizeof(buf), "%d", v);
-    return spank_setenv(sp, name, buf, 1) == ESPANK_SUCCESS ? 0 : -1;
+    return set_env(sp, name, buf, 1);
 }
 
 static void bind_task(int task, const ddl_task_plan_t *tp)
@@ -296,12 +308,17 @@ static int become_helper(spank_t sp, const ddl_task_plan_t *tp)
         char buf[32];
         snprintf(buf, sizeof(buf), "%llu", start);
         rc |= set_int(sp, "DDL_OWNER_PID", (int)pid);
-        rc |= spank_setenv(sp, "DDL_OWNER_START", buf, 1) != ESPANK_SUCCESS;
+        rc |= set_env(sp, "DDL_OWNER_START", buf, 1);
     }
     int argc = 0;
     char **argv = NULL;
-    if (rc || spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1) {
-        fprintf(stderr, "ddl: cannot replace the helper's program\n");
+    spank_err_t e = rc ? ESPANK_SUCCESS : spank_get_item(sp, S_JOB_ARGV, &argc, &argv);
+    if (rc || e != ESPANK_SUCCESS || argc < 1) {
+        if (!rc)
+            fprintf(stderr, "ddl: cannot run the helper program %s in place of the application: spank_get_item"
+                    "(S_JOB_ARGV) gave %s; helpers=daemon needs the task's argv (Slurm 22.05 or later), so set "
+                    "helpers=app in the plugstack line to run the application on every lane\n",
+                    ddl_spank.policy.helper_path, e != ESPANK_SUCCESS ? spank_strerror(e) : "no arguments");
         return -1;
     }
     argv[0] = ddl_spank.policy.helper_path; /* run in place of the application */
@@ -336,8 +353,7 @@ int ddl_remote_task_init(spank_t sp)
     rc |= set_int(sp, "DDL_LOCAL_RANK", task);
     rc |= set_int(sp, "DDL_CORE", tp->core);
     char cores[512];
-    rc |= spank_setenv(sp, "DDL_CORES", ddl_cpulist_format(tp->cores, tp->ncores, cores, sizeof(cores)), 1) !=
-          ESPANK_SUCCESS;
+    rc |= set_env(sp, "DDL_CORES", ddl_cpulist_format(tp->cores, tp->ncores, cores, sizeof(cores)), 1);
     /* What Slurm said of every task (its --cpus-per-task) is not this task's
      * share: thread pools size themselves from these.  A user's
      * OMP_NUM_THREADS is kept. */
@@ -345,13 +361,13 @@ int ddl_remote_task_init(spank_t sp)
     char omp[32];
     snprintf(omp, sizeof(omp), "%d", tp->ncores);
     rc |= set_unless_given(sp, "OMP_NUM_THREADS", omp);
-    rc |= spank_setenv(sp, "DDL_ROLE", owner ? "owner" : "helper", 1) != ESPANK_SUCCESS;
-    rc |= spank_setenv(sp, "DDL_HELPERS", daemon ? "serve" : "collective", 1) != ESPANK_SUCCESS;
+    rc |= set_env(sp, "DDL_ROLE", owner ? "owner" : "helper", 1);
+    rc |= set_env(sp, "DDL_HELPERS", daemon ? "serve" : "collective", 1);
     /* Every lane sees all of the node's GPUs (CUDA IPC, NCCL); DDL_GPU says which is its own. */
-    rc |= spank_setenv(sp, "CUDA_VISIBLE_DEVICES", remote.gpu_list, 1) != ESPANK_SUCCESS;
+    rc |= set_env(sp, "CUDA_VISIBLE_DEVICES", remote.gpu_list, 1);
     /* The plan numbers GPUs in PCI bus order; CUDA must too (its default puts
      * the fastest first). */
-    rc |= spank_setenv(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1) != ESPANK_SUCCESS;
+    rc |= set_env(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
     if (owner) {
         /* A framework that initialises from the environment sees one rank per GPU. */
         rc |= set_int(sp, "RANK", remote.nodeid * G + tp->gpu);
@@ -360,21 +376,19 @@ int ddl_remote_task_init(spank_t sp)
         rc |= set_int(sp, "LOCAL_WORLD_SIZE", G);
         char buf[256];
         if (!getenv_str(sp, "MASTER_ADDR", buf, sizeof(buf)) && remote.master_addr[0])
-            rc |= spank_setenv(sp, "MASTER_ADDR", remote.master_addr, 1) != ESPANK_SUCCESS;
+            rc |= set_env(sp, "MASTER_ADDR", remote.master_addr, 1);
         if (!getenv_str(sp, "MASTER_PORT", buf, sizeof(buf)))
             rc |= set_int(sp, "MASTER_PORT", remote.master_port);
     }
-    if (rc) {
-        fprintf(stderr, "ddl: cannot set the task's environment\n");
-        return -1;
-    }
+    if (rc)
+        return -1; /* set_env said which */
     const ddl_spank_policy_t *pol = &ddl_spank.policy;
     if (pol->nrails > 0 && remote.plan.lanes > 1) {
         /* The node's lanes take the rails in turn, so that they drive all
          * links, and the owners are spread over them. */
         const char *rail = ddl_spank_rail_of(pol, tp->gpu, tp->lane, G);
-        rc |= spank_setenv(sp, "DDL_RAIL", rail, 1) != ESPANK_SUCCESS;
-        rc |= spank_setenv(sp, "OMPI_MCA_btl_tcp_if_include", rail, 1) != ESPANK_SUCCESS;
+        rc |= set_env(sp, "DDL_RAIL", rail, 1);
+        rc |= set_env(sp, "OMPI_MCA_btl_tcp_if_include", rail, 1);
         /* A lane's messages (half a chunk, up to 1 MiB) go eagerly: a
          * rendezvous handshake would queue behind the other direction's data
          * on a loaded link and stall the pipeline (on the emulated 1 Gbit/s
@@ -382,10 +396,8 @@ int ddl_remote_task_init(spank_t sp)
          * 0.29 s with this).  A value in the job's environment wins. */
         rc |= set_unless_given(sp, "OMPI_MCA_btl_tcp_eager_limit", "1048576");
         rc |= set_unless_given(sp, "OMPI_MCA_btl_tcp_rndv_eager_limit", "1048576");
-        if (rc) {
-            fprintf(stderr, "ddl: cannot set the task's rail\n");
-            return -1;
-        }
+        if (rc)
+            return -1; /* set_env said which */
     }
     if (pol->bind)
         bind_task(task, tp);

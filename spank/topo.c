@@ -2,6 +2,8 @@
 /* A node's topology as plain data (topo.h), loaded through hwloc. */
 #include "config.h"
 
+#include <errno.h>
+
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +36,18 @@ int ddl_topo_load(const char *xml, ddl_topo_t *topo, char *err, size_t errlen)
      * caller's cpuset (a cgroup). */
     hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     if (xml && hwloc_topology_set_xml(t, xml) != 0) {
-        snprintf(err, errlen, "cannot read the hwloc XML file %s", xml);
+        snprintf(err, errlen, "cannot read the hwloc XML file %s (hwloc_topology_set_xml: %s); give a file that "
+                 "lstopo wrote (lstopo FILE.xml on the node to describe)", xml, strerror(errno));
         hwloc_topology_destroy(t);
         return -1;
     }
-    if (hwloc_topology_load(t) != 0)
-        return fail(err, errlen, "hwloc could not load the topology", t);
+    if (hwloc_topology_load(t) != 0) {
+        char why[320];
+        snprintf(why, sizeof(why), "hwloc could not load the topology of %s (hwloc_topology_load: %s); check that "
+                 "lstopo works there%s", xml ? xml : "this node", strerror(errno),
+                 xml ? " on that file" : " and that /sys is mounted in the step's namespace");
+        return fail(err, errlen, why, t);
+    }
 
     int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
     if (ncores <= 0)

@@ -38,12 +38,16 @@ static ddl_status_t mpi_ok(int rc, const char *what)
  * on into a collective that the failed one will never join. */
 static ddl_status_t agree(ddl_comm_t *c, ddl_status_t st)
 {
-    int mine = (int)st, worst = 0;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, c->world) != MPI_SUCCESS)
+    /* The lowest status (errors are negative) and the lowest rank with it. */
+    struct {
+        int status, rank;
+    } mine = {(int)st, c->info.rank}, worst;
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, c->world) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "MPI_Allreduce failed while agreeing on set-up");
-    if (worst != DDL_OK && st == DDL_OK)
-        return ddl_error((ddl_status_t)worst, "communicator set-up failed on another rank: see its message");
-    return (ddl_status_t)worst;
+    if (worst.status != DDL_OK && st == DDL_OK)
+        return ddl_error((ddl_status_t)worst.status, "communicator set-up failed on rank %d (%s), whose message says "
+                         "why; this rank stops with it", worst.rank, ddl_status_string((ddl_status_t)worst.status));
+    return (ddl_status_t)worst.status;
 }
 
 /* Settings that shape the collective must be the same on every rank, or ranks

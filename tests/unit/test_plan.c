@@ -320,8 +320,11 @@ START_TEST(test_plugstack_args)
     struct {
         char *arg;
         const char *text;
-    } bad[] = {{"lanes=4", "unknown plugstack argument 'lanes'"}, {"max_lanes=0", "bad value"},
-               {"bind=maybe", "bad value"}, {"helpers=thread", "bad value"}, {"helper=ddl-helper", "bad value"},
+    } bad[] = {{"lanes=4", "unknown plugstack argument 'lanes'"},
+               {"max_lanes=0", "bad value: max_lanes takes an integer from 1 to 1024"},
+               {"bind=maybe", "bad value: bind takes yes or no"}, {"helpers=thread", "helpers takes app or daemon"},
+               {"helper=ddl-helper", "helper takes an absolute path"}, {"owner_cores=-1", "owner_cores takes an integer"},
+               {"rails=a,,b", "rails takes 1 to 8 comma-separated device names"},
                {"default_lanes", "not key=value"}, {"=3", "not key=value"}, {"max_lanes=", "bad value"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ddl_spank_policy_defaults(&p);
