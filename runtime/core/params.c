@@ -311,6 +311,18 @@ int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64
     return n;
 }
 
+int ddl_param_range(const ddl_param_t *p, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (p->kind != DDL_PARAM_INT && p->kind != DDL_PARAM_SIZE)
+        return 0;
+    if (p->max > 0)
+        snprintf(buf, len, "%.0f to %.0f", p->min, p->max);
+    else if (p->min > 0)
+        snprintf(buf, len, "at least %.0f", p->min);
+    return buf[0] != '\0';
+}
+
 void ddl_param_agreed_text(const char *name, int64_t v, int mine, char *buf, size_t len)
 {
     const ddl_param_t *p = find_param(name);

@@ -104,6 +104,9 @@ ddl_status_t ddl_config_load(ddl_config_t *cfg);
  * their names; returns how many. */
 int ddl_params_agreement(const ddl_settings_t *s, const ddl_config_t *cfg, int64_t *values, const char **names,
                          int max);
+/* The values the table accepts for p, "2 to 4" or "at least 4096" (bytes),
+ * into buf; 0 (buf "") where it sets no bound. */
+int ddl_param_range(const ddl_param_t *p, char *buf, size_t len);
 /* How a value of ddl_params_agreement reads in a message: the enum's word,
  * seconds, the number; a string's own text where mine (this rank's), else
  * "another value" (the ranks compare a digest of it). */

@@ -60,8 +60,11 @@ int main(int argc, char **argv)
     const ddl_param_t *params = ddl_params_table(&n);
     for (size_t i = 0; i < n; i++) {
         const char *set = getenv(params[i].name);
-        printf("  %-18s %-8s default %-10s%s%s%s%s\n      %s\n", params[i].name, ddl_param_kind_name(params[i].kind),
-               params[i].defval[0] ? params[i].defval : "\"\"", params[i].agree ? " (same on every rank)" : "",
+        char range[48];
+        int bounded = ddl_param_range(&params[i], range, sizeof(range));
+        printf("  %-18s %-8s default %-10s%s%s%s%s%s%s%s\n      %s\n", params[i].name,
+               ddl_param_kind_name(params[i].kind), params[i].defval[0] ? params[i].defval : "\"\"",
+               bounded ? " (" : "", range, bounded ? ")" : "", params[i].agree ? " (same on every rank)" : "",
                set ? " (set: " : "", set ? set : "", set ? ")" : "", params[i].description);
     }
     printf("\nAlgorithms:\n");

@@ -28,6 +28,19 @@ if [ -x "$top_builddir/ddl-info" ]; then
         documented "$man/ddl-lanes.7.scd" "$v" || fail "ddl-info lists $v, which ddl-lanes.7 does not describe"
         checked=$((checked + 1))
     done
+    # The values a variable takes (the settings table's bounds, as ddl-info
+    # prints them) are in the first line of its entry, and "same on every
+    # rank" where the ranks must agree.
+    while read -r v range; do
+        grep -q -- "^\*$v\* (.*$range" "$man/ddl-lanes.7.scd" ||
+            fail "ddl-lanes.7 does not give $v's values as ddl-info does: $range"
+        checked=$((checked + 1))
+    done < <("$top_builddir/ddl-info" | sed -n 's/^  \(DDL_[A-Z_]*\) .* (\([0-9]* to [0-9]*\|at least [0-9]*\)).*/\1 \2/p')
+    for v in $("$top_builddir/ddl-info" | sed -n 's/^  \(DDL_[A-Z_]*\) .*(same on every rank).*/\1/p'); do
+        grep -q -- "^\*$v\* (.*same on every rank" "$man/ddl-lanes.7.scd" ||
+            fail "ddl-lanes.7 does not say that $v must be the same on every rank, as ddl-info does"
+        checked=$((checked + 1))
+    done
 fi
 for a in $(sed -n 's/^#   \([a-z_]*\)=.*/\1/p' "$top_srcdir/etc/plugstack.conf.d/ddl.conf.in" | sort -u); do
     grep -q -- "^\*$a\*=" "$man/spank_ddl.8.scd" || fail "the plugstack argument $a= is not in spank_ddl.8"
