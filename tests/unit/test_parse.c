@@ -144,6 +144,32 @@ START_TEST(test_params_bad_values)
 }
 END_TEST
 
+/* The sample tuning file of docs/selection.md (the block after "the
+ * decisions as bands:") is one the parser takes. */
+START_TEST(test_tuning_file_of_the_guide)
+{
+    const char *src = getenv("top_srcdir");
+    char path[4096], text[4096] = "", line[512];
+    snprintf(path, sizeof(path), "%s/docs/selection.md", src ? src : ".");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    int state = 0; /* 0: before the sentence, 1: before the fence, 2: in the block */
+    while (fgets(line, sizeof(line), f) && state < 3) {
+        if (state == 0 && strstr(line, "the decisions as bands:"))
+            state = 1;
+        else if (state >= 1 && strncmp(line, "```", 3) == 0)
+            state++;
+        else if (state == 2)
+            strncat(text, line, sizeof(text) - strlen(text) - 1);
+    }
+    fclose(f);
+    ck_assert_msg(state == 3, "no tuning file after 'the decisions as bands:' in %s", path);
+    ddl_tuning_t t;
+    ck_assert_msg(ddl_tuning_parse(text, &t) == 0, "docs/selection.md's tuning file: %s", ddl_last_error());
+    ck_assert_int_ge(t.nbands, 5);
+}
+END_TEST
+
 START_TEST(test_tuning_file)
 {
     ddl_tuning_t t;
@@ -240,6 +266,7 @@ int main(void)
     tcase_add_test(tc, test_params_overlay);
     tcase_add_test(tc, test_params_bad_values);
     tcase_add_test(tc, test_tuning_file);
+    tcase_add_test(tc, test_tuning_file_of_the_guide);
     suite_add_tcase(s, tc);
     return ddl_unit_run(s);
 }
