@@ -16,8 +16,10 @@ communicators still open are destroyed, newest first, and MPI is finalised if
 ddl initialised it (ddl.finalize(), which a program may also call itself).
 
 The library: DDL_LIBRARY when set (and only it: a path that does not load is
-an error), else the libddl that `make install` recorded beside this package,
-else the build tree this package sits in, else the system's (ldconfig).
+an error), else the first of these that loads: the libddl that `make install`
+recorded beside this package, the build tree this package sits in, the one
+ldconfig knows (ctypes.util.find_library), and libddl.so.0 as the dynamic
+loader finds it (LD_LIBRARY_PATH, then the system's directories).
 """
 import atexit
 import ctypes
