@@ -37,7 +37,7 @@ typedef struct {
     int blocking; /* -z 1: each collective is a blocking call; 0: an iteration's are posted, then waited for */
     int thread_multiple; /* --mpi-thread: 1 multiple, 0 single, -1 by -z (0: multiple) */
     int settle; /* -w not given: the warm-up goes on while the size's choice is not settled */
-    int check, shared, force;
+    int check, shared, force, dry_run;
     average_t average;
     mode_t_ mode;
     ddl_dtype_t dtype; /* of the combination running (a copy of the options per combination) */
@@ -94,6 +94,7 @@ static void usage(FILE *f)
             "  -B, --buffers KIND        owner buffers: shared (ddl_malloc, default) or staged (malloc)\n"
             "  -J, --json FILE           also write the results as JSON (an existing FILE only with --force)\n"
             "      --force               overwrite the JSON file\n"
+            "      --dry-run             check the options, say what would run, and exit (no MPI)\n"
             "  -h, --help; --version\n"
             "Layout from DDL_LANES, DDL_GPUS_PER_NODE, DDL_NODE_SIZE, DDL_HELPERS (see ddl-info).\n");
 }
@@ -118,7 +119,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
                   .nops = 1, .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
     long v;
-    enum { OPT_FORCE = 256, OPT_MODE, OPT_THREAD };
+    enum { OPT_FORCE = 256, OPT_MODE, OPT_THREAD, OPT_DRY };
     /* nccl-tests' letters and long names mean what they mean there; the mode
      * has a long name only (nccl-tests' -m is the aggregation count). */
     static const struct option longopts[] = {
@@ -129,7 +130,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         {"blocking", required_argument, 0, 'z'}, {"root", required_argument, 0, 'r'},
         {"mode", required_argument, 0, OPT_MODE}, {"mpi-thread", required_argument, 0, OPT_THREAD},
         {"buffers", required_argument, 0, 'B'},
-        {"json", required_argument, 0, 'J'}, {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'},
+        {"json", required_argument, 0, 'J'}, {"force", no_argument, 0, OPT_FORCE},
+        {"dry-run", no_argument, 0, OPT_DRY}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     static const char shortopts[] = BENCH_SWEEP_SHORTOPTS BENCH_NCCL_SHORTOPTS "w:c:d:o:a:m:z:r:B:J:h";
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -172,6 +174,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             break;
         case 'J': o->json = optarg; break;
         case OPT_FORCE: o->force = 1; break;
+        case OPT_DRY: o->dry_run = 1; break;
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return -1;
         }
@@ -771,6 +774,12 @@ int main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
+    if (o.dry_run) { /* the options parse: what a run would measure, without MPI */
+        printf("ddl-bench: would run %s, %zu to %zu bytes, %ld iterations (%ld collectives each), %s calls, "
+               "%s buffers%s\n", mode_names[o.mode], o.sweep.min_bytes, o.sweep.max_bytes, o.sweep.iters, o.agg,
+               o.blocking ? "blocking" : "nonblocking", o.shared ? "shared" : "staged", o.check ? ", checked" : "");
+        return 0;
+    }
     /* Requests (-z 0) need MPI_THREAD_MULTIPLE for the communicator's
      * progress thread, as ddl_init_mpi asks for them in applications; without
      * it they would run only inside ddl_wait.  Blocking calls run at MPI_Init's

@@ -28,7 +28,7 @@
 /* One node: the G buffers are reduced through a block that stays in L1, and
  * the block is copied to every output.  Small blocks keep the 2G streams that
  * the memory sees finely interleaved: 1 KiB blocks took about half the time
- * of 16 KiB ones at 16 MiB, in place and out (bench/RESULTS.md, "Out-of-place
+ * of 16 KiB ones at 16 MiB, in place and out (bench/JOURNAL.md, "Out-of-place
  * at the memory floor"). */
 #define BLOCK_BYTES 1024
 /* A rank whose share of the results (G outputs x its slice) is larger than
@@ -363,7 +363,7 @@ static ddl_status_t meet_node(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *
  * chunk before the helpers reach the call: that chunk needs only the
  * owners' buffers, and on a host with fewer cores than processes the last
  * rank of the node to be scheduled took most of a request's start (the node
- * barrier, 88-181 us on the emulated rails, bench/RESULTS.md).  It waits
+ * barrier, 88-181 us on the emulated rails, bench/JOURNAL.md).  It waits
  * for the owners alone, and goes ahead when every one has shown this call on
  * the lanes with buffers in its ddl_malloc heap (no stage rounds, no device
  * memory); otherwise (an owner on another path, or past this call) the node

@@ -127,7 +127,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form
  * helper that returned at once would run ahead into the application's next
  * call and spin there, taking the CPU from the owners on a node with fewer
  * cores than ranks, and one woken on every call does the same (measured: 85 us
- * against 2.9 us for an 8-byte call on 2 cores, bench/RESULTS.md).  Counting
+ * against 2.9 us for an 8-byte call on 2 cores, bench/JOURNAL.md).  Counting
  * the calls, not waiting for a change, keeps a helper that slept through
  * several in step; it wakes at the node's next event or sleep slice. */
 ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)

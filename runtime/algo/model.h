@@ -13,7 +13,7 @@
  * rack, racks, ...).  The numbers come from the tuning file's `link` and
  * `reduce` lines, which ddl-tune measures on the allocation; without them, from
  * the defaults below, measured on the emulated 1 Gbit/s cluster
- * (bench/RESULTS.md). */
+ * (bench/JOURNAL.md). */
 #ifndef DDL_MODEL_H
 #define DDL_MODEL_H
 
@@ -24,7 +24,7 @@
 
 /* Rabenseifner is chosen only when the model makes it this much faster than
  * the ring (its row in inter_algos.def says why): measured on 2 emulated racks, where it took
- * 1.6x to 2x the ring's time (bench/RESULTS.md). */
+ * 1.6x to 2x the ring's time (bench/JOURNAL.md). */
 #define DDL_MODEL_RAB_MARGIN (1.0 / 0.8)
 
 /* Each lane algorithm's cost (ddl_model_ring, _rd, _rab) is declared with its

@@ -46,7 +46,7 @@ ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *plan, size_t n
  * owner, whatever its path: no call starts early again. */
 ddl_status_t ddl_mpi_early_init(ddl_comm_t *c); /* at creation: where the owners span hosts */
 /* The largest call that starts early.  On the emulated 2 x 2 x 2 cluster
- * (bench/RESULTS.md) an early 64 KiB call took 0.84-0.91x MPI_Allreduce where
+ * (bench/JOURNAL.md) an early 64 KiB call took 0.84-0.91x MPI_Allreduce where
  * the signatures' round and then MPI_Allreduce took 0.69-0.70x; from 256 KiB
  * Open MPI's MPI_Iallreduce was slower than its MPI_Allreduce by more than the
  * round (0.63-0.75x against 0.89-0.99x).  Below it online selection times

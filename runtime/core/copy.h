@@ -4,7 +4,7 @@
  * read it later.  Ordinary stores first read each destination line into this
  * core's cache (a read for ownership) and leave it there; streaming stores
  * write it to memory without the read, which is what out-of-place calls of
- * several MiB need (bench/RESULTS.md, "Out-of-place at the memory floor"). */
+ * several MiB need (bench/JOURNAL.md, "Out-of-place at the memory floor"). */
 #ifndef DDL_COPY_H
 #define DDL_COPY_H
 

@@ -79,7 +79,7 @@ static const ddl_param_t params[] = {
      NULL, NULL,
      "with DDL_ALGO=auto, messages below this many bytes use the system MPI_Allreduce on the "
      "owners; auto: online selection decides (DDL_SELECT=model: 512 on one node, 128K across nodes, "
-     "measured crossovers, bench/RESULTS.md); set, it holds under online selection too"},
+     "measured crossovers, bench/JOURNAL.md); set, it holds under online selection too"},
     {"DDL_EXPLORE", DDL_PARAM_BOOL, "0", NULL, 0, 0, NULL, 0, SETTING(explore), 1, NULL, NULL,
      "PowerAI DDL's p: mode: online selection times ring and recursive doubling along every multiring "
      "dimension in turn, per size class, and later calls keep the faster per dimension"},

@@ -67,7 +67,7 @@ ddl_status_t ddl_param_long(const char *name, long *out);
 
 #define DDL_THRESHOLD_AUTO ((size_t)-1)
 #define DDL_CHUNK_MAX ((size_t)4 << 20) /* the largest chunk DDL_CHUNK_SIZE=auto picks */
-/* The crossovers measured with ddl-bench on a 2-core host (bench/RESULTS.md):
+/* The crossovers measured with ddl-bench on a 2-core host (bench/JOURNAL.md):
  * on one node the shared-memory lane path wins from about 512 bytes; across
  * nodes (2 nodes x 2 rails of 1 Gbit/s, emulated) the lanes win over plain MPI
  * from 128 KiB and lose below. */

@@ -557,7 +557,7 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t 
  * own (every rank is in it, having agreed). */
 #define HALVES_TAG 0x5d2
 /* The largest range the halves' last round swaps whole.  Measured on the
- * emulated 2 x 2 x 2 rails with links that serialise (bench/RESULTS.md): a
+ * emulated 2 x 2 x 2 rails with links that serialise (bench/JOURNAL.md): a
  * call of 16 KiB (8 KiB swapped whole) took 1.25-1.37x MPI_Allreduce
  * against 0.90-0.97x halved and gathered back, 32 KiB (16 KiB whole)
  * 0.96-1.00x against 0.91-0.98x; 64 KiB (32 KiB whole) 268-304 us against

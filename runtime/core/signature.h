@@ -72,7 +72,7 @@ typedef struct {
 /* Where the owners' exchange runs, the same for every call of a
  * communicator: comm, this rank's place in it (known to the caller: asking
  * MPI on every call cost 0.01-0.03 us of an 8-byte call of 0.7 us between 2
- * virtual nodes, bench/RESULTS.md),
+ * virtual nodes, bench/JOURNAL.md),
  * its world rank (for the message naming a mismatch), world_of (may be
  * NULL: the world rank of each rank of comm, for the message naming a peer
  * that did not come), shm_host (may be NULL, or with world_of NULL: none; by
@@ -95,7 +95,7 @@ typedef struct {
  * again", and its data goes alone.  Every owner holds the same one (each
  * exchange ends with the same verdict on every rank), so two such messages
  * are the same signature; a message with its key and one without never
- * agree.  Measured between 2 virtual nodes (bench/RESULTS.md): an 8-byte
+ * agree.  Measured between 2 virtual nodes (bench/JOURNAL.md): an 8-byte
  * message took 0.05-0.1 us less than the 32 bytes of key and data. */
 struct ddl_sig_last {
     int64_t key[DDL_SIG_KEY_WORDS];
@@ -120,7 +120,7 @@ struct ddl_sig_last {
 #define DDL_SIG_MESSAGE_BYTES (256 * 1024)
 /* The largest call ddl_sig_exchange_halves carries: half of it (an odd
  * element more) fits a message.  Measured on the emulated 2 x 2 x 2 rails
- * (bench/RESULTS.md): at 256 KiB 0.95-1.00x MPI_Allreduce in halves, 0.88-0.93x
+ * (bench/JOURNAL.md): at 256 KiB 0.95-1.00x MPI_Allreduce in halves, 0.88-0.93x
  * with the signatures' round before it. */
 #define DDL_SIG_HALVES_BYTES (2 * DDL_SIG_MESSAGE_BYTES - 64)
 /* On the MPI path a signature's lane_algo says where its data travels: 0

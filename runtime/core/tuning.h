@@ -35,7 +35,7 @@
  * dimension a link's latency alpha (s) and time per byte beta (s), and the
  * host reduction's time per byte gamma.  Without `link` and `reduce` lines,
  * these defaults, measured with ddl-tune on bench/emu-cluster.sh (2 nodes x 2
- * rails, 1 Gbit/s tbf, bench/RESULTS.md): the medians of four runs. */
+ * rails, 1 Gbit/s tbf, bench/JOURNAL.md): the medians of four runs. */
 #define DDL_MODEL_ALPHA_DEFAULT 12e-6           /* s per message */
 #define DDL_MODEL_BETA_DEFAULT (1.0 / 154e6)    /* s per byte */
 #define DDL_MODEL_GAMMA_DEFAULT (1.0 / 7000e6)  /* s per byte reduced (f32 sum) */

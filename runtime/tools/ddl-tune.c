@@ -28,12 +28,13 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ddl-tune [-b|--minbytes MIN] [-e|--maxbytes MAX] [-f|--stepfactor FACTOR] [-n|--iters ROUNDS]\n"
-               "                [-o|--output FILE] [-h|--help] [--version]\n"
+               "                [-o|--output FILE] [--dry-run] [-h|--help] [--version]\n"
                "Run online selection on sizes from MIN to MAX bytes (default 1K to 64M, factor 2: every size\n"
                "class), f32 sum in shared buffers: the system MPI path, each lane algorithm, the multiring\n"
                "(with DDL_TOPOLOGY), half and twice the model's chunk, ROUNDS rounds of each (default: as\n"
                "online selection, 5 for small sizes down to 1 for the largest); measure the links and the\n"
-               "host reduction of the cost model; write the decisions to FILE (default ddl-tuning.conf).\n");
+               "host reduction of the cost model; write the decisions to FILE (default ddl-tuning.conf).\n"
+               "--dry-run checks the options, says what would run, and exits (no MPI).\n");
 }
 
 /* Values whose sum over the owners is exact in float: owner r's element i is
@@ -110,8 +111,11 @@ int main(int argc, char **argv)
     if (ddl_tool_info(argc, argv, "ddl-tune", usage))
         return 0;
     /* The benchmarks' names for the sweep; ddl-tune's own bounds below. */
+    enum { OPT_DRY = 256 };
+    int dry_run = 0;
     static const struct option longopts[] = {BENCH_SWEEP_LONGOPTS, {"output", required_argument, 0, 'o'},
-                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                             {"dry-run", no_argument, 0, OPT_DRY}, {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     while ((opt = getopt_long(argc, argv, BENCH_SWEEP_SHORTOPTS "o:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (opt) {
@@ -120,6 +124,7 @@ int main(int argc, char **argv)
         case 'f': bad = ddl_parse_long(optarg, 2, 64, &factor); break;
         case 'n': bad = ddl_parse_long(optarg, 1, 1000, &rounds); break;
         case 'o': path = optarg; break;
+        case OPT_DRY: dry_run = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -136,6 +141,11 @@ int main(int argc, char **argv)
     if (min > max) { /* no size to measure */
         fprintf(stderr, "ddl-tune: -b %zu and -e %zu: need min <= max\n", min, max);
         return 2;
+    }
+    if (dry_run) {
+        printf("ddl-tune: would tune %zu to %zu bytes (factor %ld, %s rounds) and write %s\n", min, max, factor,
+               rounds ? "the given" : "the default", path);
+        return 0;
     }
     MPI_Init(&argc, &argv);
     /* Measure the algorithms themselves, not an earlier tuning file, and
