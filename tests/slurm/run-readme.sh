@@ -3,8 +3,8 @@
 # The shell examples of the README and the guides in docs/ that can run on the
 # test cluster, run as they are written: every line of their sh blocks that
 # starts srun, salloc, sbatch, DDL_LANES=... srun, mpirun or ddl-topo --xml,
-# taken from the files themselves (so a changed example is tested as changed;
-# a line given in two files runs once).  The user's program ./train is
+# taken from the files themselves, the blocks indented in lists too (so a
+# changed example is tested as changed; a line given in two files runs once).  The user's program ./train is
 # `true` here (owners end at once, helpers with them), job.sh a script that
 # runs one step, node.xml a GPU node's description, python3 the system's (which
 # has torch).  Lines with option placeholders ([...], <...>), other hosts
@@ -29,8 +29,8 @@ ln -s /bin/true "$work/train"
 printf '#!/bin/bash\nsrun true\n' > "$work/job.sh"
 cp "$top_srcdir/tests/fixtures/two-socket-4gpu.xml" "$work/node.xml"
 ln -s "$top_srcdir/examples" "$work/examples"
-examples=$(awk '/^```sh/ { f = 1; next } /^```/ { f = 0 } f' "$top_srcdir/README.md" "$top_srcdir"/docs/*.md |
-    sed 's/ *# .*//' | awk '!seen[$0]++')
+examples=$(awk '/^ *```sh/ { f = 1; next } /^ *```/ { f = 0 } f' "$top_srcdir/README.md" "$top_srcdir"/docs/*.md |
+    sed 's/^ *//; s/ *# .*//' | awk '!seen[$0]++')
 ran=0 skipped=0
 while read -r line; do
     case $line in
@@ -51,6 +51,18 @@ while read -r line; do
     fi
     ran=$((ran + 1))
 done <<< "$examples"
+# The README's C program, as written: built against this tree, then run on 2
+# ranks (collective mode) and on 1 node x 1 GPU x 2 lanes under srun.
+awk '/^```c/ { f = 1; next } /^```/ { f = 0 } f' "$top_srcdir/README.md" > "$work/prog.c"
+if mpicc -Wall -Werror "$work/prog.c" -I"$top_srcdir/include" -I"$top_builddir/include" -L"$top_builddir/.libs" \
+        -Wl,-rpath,"$top_builddir/.libs" -lddl -o "$work/prog" > "$work/prog.log" 2>&1; then
+    out=$(cd "$work" && timeout 120 $MPIRUN -n 2 ./prog 2>&1) && [ -z "$out" ] &&
+        out=$(cd "$work" && timeout 120 srun -N1 --gpus-per-node=1 --ddl-lanes=2 ./prog 2>&1) && [ -z "$out" ] &&
+        pass "the README's C program builds warning-free and runs under mpirun and srun --ddl-lanes=2" ||
+        { fail "the README's C program"; tail -8 <<< "$out"; }
+else
+    fail "the README's C program does not build"; tail -8 "$work/prog.log"
+fi
 # sbatch returns at once: its job runs its step meanwhile, and must end well.
 for _ in $(seq 150); do [ -z "$(squeue -h)" ] && break; sleep 0.2; done
 [ -z "$(squeue -h)" ] && pass "examples: every job ended" || fail "examples: jobs left: $(squeue -h)"
