@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "options.h"
 #include "parse.h"
 
@@ -20,6 +21,7 @@ void ddl_spank_policy_defaults(ddl_spank_policy_t *p)
     p->owner_cores = 0;
     p->helpers = DDL_SPANK_HELPERS_DAEMON;
     p->nrails = 0;
+    p->stacks = DDL_STACKS_ALL;
     snprintf(p->helper_path, sizeof(p->helper_path), "%s", DDL_HELPER_PATH);
 }
 
@@ -39,10 +41,35 @@ int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *l
     return 0;
 }
 
-/* "eth0,ib0": interface names of letters, digits, '.', '_' and '-'. */
+int ddl_spank_rail_index(const ddl_spank_policy_t *p, int gpu, int lane, int gpus)
+{
+    return (lane * gpus + gpu) % p->nrails;
+}
+
 const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int gpus)
 {
-    return p->rails[(lane * gpus + gpu) % p->nrails];
+    return p->rails[ddl_spank_rail_index(p, gpu, lane, gpus)];
+}
+
+/* "eth0,mlx5_1:1,cxi0": device names of letters, digits, '.', '_' and '-',
+ * each with an optional ":port" (an RDMA device's port number). */
+static int rail_name_ok(const char *name, size_t n)
+{
+    const char *colon = memchr(name, ':', n);
+    size_t dev = colon ? (size_t)(colon - name) : n;
+    if (dev == 0)
+        return 0;
+    for (size_t i = 0; i < dev; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+            return 0;
+    if (!colon)
+        return 1;
+    if (dev + 1 == n || n - dev - 1 > 3)
+        return 0;
+    for (size_t i = dev + 1; i < n; i++)
+        if (!isdigit((unsigned char)name[i]))
+            return 0;
+    return 1;
 }
 
 static int parse_rails(const char *val, ddl_spank_policy_t *p)
@@ -50,11 +77,8 @@ static int parse_rails(const char *val, ddl_spank_policy_t *p)
     p->nrails = 0;
     while (*val) {
         size_t n = strcspn(val, ",");
-        if (n == 0 || n >= sizeof(p->rails[0]) || p->nrails == 8)
+        if (n == 0 || n >= sizeof(p->rails[0]) || p->nrails == 8 || !rail_name_ok(val, n))
             return -1;
-        for (size_t i = 0; i < n; i++)
-            if (!isalnum((unsigned char)val[i]) && !strchr("._-", val[i]))
-                return -1;
         memcpy(p->rails[p->nrails], val, n);
         p->rails[p->nrails++][n] = '\0';
         val += n;
@@ -77,7 +101,7 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
         const char *val = eq + 1;
         long v;
         int idx, bad = 0;
-        char form[128]; /* the accepted values, for the message */
+        char form[256]; /* the accepted values, for the message */
         if (klen == 13 && strncmp(arg, "default_lanes", klen) == 0) {
             bad = ddl_parse_long(val, 0, DDL_MAX_LANES, &v);
             p->default_lanes = (int)v;
@@ -105,11 +129,14 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
             snprintf(form, sizeof(form), "an absolute path of at most %zu characters", sizeof(p->helper_path) - 1);
         } else if (klen == 5 && strncmp(arg, "rails", klen) == 0) {
             bad = parse_rails(val, p);
-            snprintf(form, sizeof(form), "1 to 8 comma-separated device names of at most %zu letters, digits, . _ -",
-                     sizeof(p->rails[0]) - 1);
+            snprintf(form, sizeof(form), "1 to 8 comma-separated device names of at most %zu letters, digits, . _ - "
+                     "(an RDMA device may add :port), such as eth1,eth2 or mlx5_0:1,mlx5_1:1", sizeof(p->rails[0]) - 1);
+        } else if (klen == 6 && strncmp(arg, "fabric", klen) == 0) {
+            bad = ddl_fabric_parse(val, &p->stacks);
+            snprintf(form, sizeof(form), "%s", ddl_fabric_accepted());
         } else {
             snprintf(err, errlen, "unknown plugstack argument '%.*s' (known: default_lanes, max_lanes, bind, "
-                     "helpers, helper, rails, owner_cores)", (int)klen, arg);
+                     "helpers, helper, rails, fabric, owner_cores)", (int)klen, arg);
             return -1;
         }
         if (bad) {

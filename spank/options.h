@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "rails.h"
+
 typedef enum { DDL_SPANK_HELPERS_APP = 0, DDL_SPANK_HELPERS_DAEMON = 1 } ddl_spank_helpers_t;
 
 typedef struct {
@@ -16,16 +18,18 @@ typedef struct {
     int owner_cores;   /* cores an owner gets unless the user asks (0: one per lane); read by the cli_filter */
     ddl_spank_helpers_t helpers;
     char helper_path[512];
-    /* Network interfaces of the node's rails: a lane's MPI traffic goes over
-     * the one ddl_spank_rail_of names (Open MPI's TCP interface selection),
-     * when lanes > 1. */
-    char rails[8][32];
+    /* The node's rails, as the site names its NICs (an interface, an RDMA
+     * device[:port], a cxi device): with lanes > 1 each lane gets the one
+     * ddl_spank_rail_of names, in the variables of every stack in `stacks`
+     * (fabric.h). */
+    char rails[8][DDL_RAIL_NAME_MAX];
     int nrails;
+    unsigned stacks;
 } ddl_spank_policy_t;
 
 void ddl_spank_policy_defaults(ddl_spank_policy_t *p);
 /* Parse plugstack arguments "key=value": default_lanes, max_lanes, bind,
- * helpers, helper, rails (interface names, comma-separated), owner_cores.  Returns 0, or -1 with the offending argument named in err. */
+ * helpers, helper, rails (device names, comma-separated), fabric, owner_cores.  Returns 0, or -1 with the offending argument named in err. */
 int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *err, size_t errlen);
 /* The rail of lane `lane` of the step's GPU `gpu`, with `gpus` GPUs on the
  * node: the node's lanes, numbered lane-major (k G + g), take the rails in
@@ -35,6 +39,8 @@ int ddl_spank_policy_parse(int argc, char **argv, ddl_spank_policy_t *p, char *e
  * every lane of GPU g is on rail g (its own NIC when the rails are listed in
  * GPU order); and a lane has the same rail on every node (its peers). */
 const char *ddl_spank_rail_of(const ddl_spank_policy_t *p, int gpu, int lane, int gpus);
+/* Its index in p->rails. */
+int ddl_spank_rail_index(const ddl_spank_policy_t *p, int gpu, int lane, int gpus);
 /* Parse a lane count from `source` ("--ddl-lanes", "DDL_LANES", ...): an integer
  * from 1 to max.  Returns 0, or -1 with a message for the user in err. */
 int ddl_spank_parse_lanes(const char *value, const char *source, int max, int *lanes, char *err, size_t errlen);

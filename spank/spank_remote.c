@@ -18,6 +18,7 @@
 #include "bind.h"
 #include "cpulist.h"
 #include "ddl_limits.h"
+#include "fabric.h"
 #include "plan.h"
 #include "port.h"
 #include "spank_ddl.h"
@@ -34,6 +35,8 @@ static struct {
     char gpu_list[256]; /* the step's GPUs, for CUDA_VISIBLE_DEVICES */
     char master_addr[256];
     int master_port;
+    ddl_rail_t rails[8];   /* the site's rails= as this node has them */
+    int *task_rail;        /* each task's rail (index in rails) */
 } remote;
 
 static int getenv_str(spank_t sp, const char *name, char *buf, int len)
@@ -205,6 +208,38 @@ static int check_helper_program(int lanes)
     return 0;
 }
 
+/* The site's rails, as this node has them, and each task's.  A rail the node
+ * lacks refuses the step here, before any program starts: otherwise the lanes
+ * would go wherever their stack's default puts them, or the stack would fail
+ * later and less clearly. */
+static int resolve_rails(void)
+{
+    const ddl_spank_policy_t *pol = &ddl_spank.policy;
+    if (pol->nrails == 0 || remote.plan.lanes < 2)
+        return 0;
+    for (int i = 0; i < pol->nrails; i++) {
+        ddl_rail_resolve("/sys", pol->rails[i], &remote.rails[i]);
+        if (!remote.rails[i].found) {
+            char host[256] = "";
+            gethostname(host, sizeof(host) - 1);
+            snprintf(remote.error, sizeof(remote.error), "the site's rails= names %s, which node %s does not have (no "
+                     "network interface, RDMA device or cxi device of that name in this node's network namespace "
+                     "and /sys/class): the step does not start; ask your admin to fix the plugstack line's rails=, "
+                     "or run without --ddl-lanes", pol->rails[i], host);
+            return -1;
+        }
+    }
+    int G = remote.plan.ngpus;
+    remote.task_rail = malloc(sizeof(int) * (size_t)remote.plan.ntasks);
+    if (!remote.task_rail) {
+        snprintf(remote.error, sizeof(remote.error), "out of memory for the rails of %d tasks", remote.plan.ntasks);
+        return -1;
+    }
+    for (int t = 0; t < remote.plan.ntasks; t++)
+        remote.task_rail[t] = ddl_spank_rail_index(pol, remote.plan.tasks[t].gpu, remote.plan.tasks[t].lane, G);
+    return 0;
+}
+
 /* Slurm's special steps (batch script, extern, interactive) carry step ids at
  * the top of the range; the lanes belong to the job's regular steps. */
 #define DDL_FIRST_SPECIAL_STEP 0xfffffff0u
@@ -242,7 +277,7 @@ int ddl_remote_user_init(spank_t sp)
         }
     }
     remote.active = 1;
-    if (plan_node(sp, lanes) != 0 || check_helper_program(lanes) != 0) {
+    if (plan_node(sp, lanes) != 0 || check_helper_program(lanes) != 0 || resolve_rails() != 0) {
         slurm_error("ddl: %s", remote.error);
         return 0;
     }
@@ -283,6 +318,24 @@ static int set_int(spank_t sp, const char *name, int v)
     char buf[32];
     snprintf(buf, sizeof(buf), "%d", v);
     return set_env(sp, name, buf, 1);
+}
+
+/* A stack's variable for the lane's rail: a value in the job's environment
+ * wins, and none is set beside a variable of the job's that it conflicts with. */
+struct rail_env {
+    spank_t sp;
+    int rc;
+};
+
+static void set_rail_env(void *ctx, const char *var, const char *value, const char *unless)
+{
+    struct rail_env *env = ctx;
+    char buf[64];
+    if (unless && getenv_str(env->sp, unless, buf, sizeof(buf))) {
+        slurm_verbose("ddl: %s not set: the job sets %s", var, unless);
+        return;
+    }
+    env->rc |= set_unless_given(env->sp, var, value);
 }
 
 static void bind_task(int task, const ddl_task_plan_t *tp)
@@ -385,18 +438,12 @@ int ddl_remote_task_init(spank_t sp)
     const ddl_spank_policy_t *pol = &ddl_spank.policy;
     if (pol->nrails > 0 && remote.plan.lanes > 1) {
         /* The node's lanes take the rails in turn, so that they drive all
-         * links, and the owners are spread over them. */
-        const char *rail = ddl_spank_rail_of(pol, tp->gpu, tp->lane, G);
-        rc |= set_env(sp, "DDL_RAIL", rail, 1);
-        rc |= set_env(sp, "OMPI_MCA_btl_tcp_if_include", rail, 1);
-        /* A lane's messages (half a chunk, up to 1 MiB) go eagerly: a
-         * rendezvous handshake would queue behind the other direction's data
-         * on a loaded link and stall the pipeline (on the emulated 1 Gbit/s
-         * rails a 64 MiB allreduce took 0.45 s with Open MPI's 64 KiB limit,
-         * 0.29 s with this).  A value in the job's environment wins. */
-        rc |= set_unless_given(sp, "OMPI_MCA_btl_tcp_eager_limit", "1048576");
-        rc |= set_unless_given(sp, "OMPI_MCA_btl_tcp_rndv_eager_limit", "1048576");
-        if (rc)
+         * links, and the owners are spread over them; each stack learns the
+         * lane's rail from its own variables (fabric.h). */
+        struct rail_env env = {sp, 0};
+        rc |= set_env(sp, "DDL_RAIL", pol->rails[remote.task_rail[task]], 1);
+        ddl_fabric_env(pol->stacks, remote.rails, remote.task_rail, remote.plan.ntasks, task, set_rail_env, &env);
+        if (rc || env.rc)
             return -1; /* set_env said which */
     }
     if (pol->bind)
@@ -408,6 +455,8 @@ int ddl_remote_task_init(spank_t sp)
 
 void ddl_remote_exit(void)
 {
+    free(remote.task_rail);
+    remote.task_rail = NULL;
     ddl_plan_free(&remote.plan);
     ddl_owner_table_free();
 }

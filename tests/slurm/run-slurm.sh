@@ -313,6 +313,30 @@ expect_reject "a missing helper program" "ddl: the helper program /nonexistent/d
     -N1 --gpus-per-node=1 --ddl-lanes=2 true
 [ $(($(date +%s) - start)) -lt 10 ] && pass "the missing helper fails fast" || fail "the missing helper took $(($(date +%s) - start)) s"
 mv "$plugstack.orig" "$plugstack"
+# rails= naming a device a node lacks: every node refuses the step before the
+# program starts, naming the device and itself; a step without lanes runs.
+cp "$plugstack" "$plugstack.orig"
+sed -i '/spank_ddl/ s|$| rails=lo,nosuch0|' "$plugstack"
+out=$(DDL_TIMEOUT=20 $RUN -N2 --gpus-per-node=1 --ddl-lanes=2 sh -c 'echo PROGRAM RAN' 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && ! grep -q "PROGRAM RAN" <<< "$out" && grep -q "ddl: .*rails= names nosuch0, which node n1 does not have" <<< "$out" &&
+        grep -q "rails= names nosuch0, which node n2 does not have" <<< "$out"; then
+    pass "rejected on both nodes before the program: a rail the nodes lack (exit $rc)"
+else
+    fail "a rail the nodes lack: exit $rc"; echo "$out" | head -10
+fi
+out=$($RUN -N2 sh -c 'echo PLAIN ${DDL_RAIL:-none}' 2>&1)
+[ "$(grep -c '^PLAIN none$' <<< "$out")" -eq 2 ] && pass "a step without lanes runs beside a bad rails=" ||
+    fail "a step without lanes beside a bad rails=: $out"
+# rails=lo: every stack's variable names the lane's rail; a value in the job's
+# environment wins, and if_include is not set beside the job's if_exclude.
+sed -i 's| rails=lo,nosuch0$| rails=lo|' "$plugstack"
+out=$(UCX_NET_DEVICES=mine OMPI_MCA_btl_tcp_if_exclude=docker0 $RUN -N1 --gpus-per-node=1 --ddl-lanes=2 sh -c \
+    'echo "RAILS $DDL_RAIL ${OMPI_MCA_btl_tcp_if_include:-unset} $OMPI_MCA_btl_tcp_eager_limit $FI_TCP_IFACE $NCCL_SOCKET_IFNAME $UCX_NET_DEVICES"' 2>&1)
+grep -q "^RAILS lo unset 1048576 lo =lo mine$" <<< "$out" &&
+    pass "rails=lo: each stack's own variable, the job's value kept, no if_include beside its if_exclude" ||
+    fail "rails=lo: the task's variables: $out"
+mv "$plugstack.orig" "$plugstack"
 node_usable "with task/none"
 
 # --- task/affinity,task/cgroup on this host's real CPUs (1 GPU per node) --------
