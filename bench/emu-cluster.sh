@@ -23,6 +23,12 @@
 #                                  it, which favours whatever sends more bytes (32kb:
 #                                  close to a real link's serialisation)
 #   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
+#   DDL_EMU_STACK=tcp|ucx|ofi (with run)   the network stack of the job's Open MPI:
+#                                  its TCP transport (btl/tcp, default), UCX's tcp
+#                                  transport (pml/ucx) or libfabric's tcp provider
+#                                  (mtl/ofi), in place of verbs and cxi; the plugin
+#                                  steers each lane's rail through the same variables
+#                                  as on a real fabric
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
 set -euo pipefail
@@ -135,6 +141,14 @@ start)
 run)
     shift
     export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf
+    # Open MPI takes pml/ucx only on devices it knows unless told any (UCX's
+    # tcp transport here), and mtl/ofi only under pml/cm.
+    case ${DDL_EMU_STACK:-tcp} in
+    tcp) export OMPI_MCA_pml=ob1 ;;
+    ucx) export OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any UCX_TLS=tcp,self,sm ;;
+    ofi) export OMPI_MCA_pml=cm OMPI_MCA_mtl=ofi OMPI_MCA_mtl_ofi_provider_include=tcp FI_PROVIDER=tcp ;;
+    *) die "DDL_EMU_STACK=${DDL_EMU_STACK} is not a stack here: tcp, ucx or ofi" ;;
+    esac
     exec nsenter --net="/run/netns/$prefix-hub" "$@"
     ;;
 counters)

@@ -9,6 +9,8 @@
 #   lanes L   ddl_allreduce in place with L lanes per GPU (srun --ddl-lanes=L)
 # and each lane count's speed-up over mpi/GPU.
 #   bench/lane-scaling.sh [RATE=1gbit] [INJ=250mbit] [LANES="1 2 4"] [MIN=1M] [MAX=64M] [ITERS=3]
+# DDL_EMU_STACK=tcp|ucx|ofi picks Open MPI's network stack for every run,
+# the baselines' included (bench/emu-cluster.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -36,8 +38,8 @@ bench() { # NAME SRUN-OPTIONS... -- BENCH-OPTIONS...: the median times, "bytes u
 bench mpi-gpu --ntasks-per-node=2 -- --mode mpi
 bench mpi-all --ntasks-per-node=$((2 * most)) -- --mode mpi
 for l in $lanes; do bench "lanes$l" --ddl-lanes="$l" -- --mode ddl; done
-printf "# 2 nodes x 2 GPUs, 2 rails at %s, each process at %s; times in ms (median of %s), speed-up over mpi/GPU\n" \
-    "$rate" "$inj" "$iters"
+printf "# 2 nodes x 2 GPUs, 2 rails at %s, each process at %s, Open MPI over %s; times in ms (median of %s), speed-up over mpi/GPU\n" \
+    "$rate" "$inj" "${DDL_EMU_STACK:-tcp}" "$iters"
 # One row per size: the columns joined by size (awk: no bc needed).
 awk -v lanes="$lanes" -v most="$((2 * most))" -v dir="$out" '
     BEGIN {

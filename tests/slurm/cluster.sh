@@ -55,6 +55,20 @@ netns=${DDL_CLUSTER_NETNS:-}
 # Run a command in the namespace of the hub (slurmctld, clients) or of node N.
 in_hub() { if [ -n "$netns" ]; then nsenter --net="/run/netns/$netns-hub" "$@"; else "$@"; fi; }
 in_node() { local n=$1; shift; if [ -n "$netns" ]; then nsenter --net="/run/netns/$netns-n$n" "$@"; else "$@"; fi; }
+# A node's daemon sees its own network interfaces in sysfs too, as on a real
+# node: UCX and libfabric list the NICs from /sys/class/net, which a process
+# that only entered the namespace still reads as the host's.  The namespace's
+# own sysfs goes over the network part of /sys in a mount namespace of the
+# node's; the rest of /sys (cgroups) stays the host's.
+in_node_sysfs() {
+    local n=$1; shift
+    [ -n "$netns" ] || { "$@"; return; }
+    # shellcheck disable=SC2016
+    nsenter --net="/run/netns/$netns-n$n" unshare --mount --propagation private sh -c '
+        d=$(mktemp -d) && mount -t sysfs sysfs "$d" &&
+        mount --bind "$d/class/net" /sys/class/net && mount --bind "$d/devices/virtual/net" /sys/devices/virtual/net &&
+        umount -l "$d" && rmdir "$d" && exec "$@"' sh "$@"
+}
 ctld_addr() { if [ -n "$netns" ]; then echo 10.77.0.254; else echo 127.0.0.1; fi; }
 node_addr() { if [ -n "$netns" ]; then echo "10.77.0.$1"; else echo 127.0.0.1; fi; }
 
@@ -187,7 +201,7 @@ start() {
     in_hub slurmctld -c -f "$conf"
     for n in $(seq 1 "$nodes"); do
         mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"
-        in_node "$n" unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
+        in_node_sysfs "$n" unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
     done
     wait_idle "$nodes"
     echo "cluster: $nodes node(s) up; export SLURM_CONF=$conf"

@@ -5,8 +5,9 @@
 # --ddl-lanes=2 must be right and must have sent over both rails of both nodes
 # (interface byte counters), the owners of one GPU per node over the first
 # rail and of two over both; with every process's sends capped (DDL_EMU_INJ),
-# one flow is held to the cap and 2 lanes per GPU beat 1; tear-down leaves no
-# namespace.
+# one flow is held to the cap and 2 lanes per GPU beat 1; over UCX and
+# libfabric as over Open MPI's TCP transport, the lanes use both rails;
+# tear-down leaves no namespace.
 . "$(dirname "$0")/../mpi/lib.sh"
 emu=$top_srcdir/bench/emu-cluster.sh
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ] ||
@@ -75,6 +76,40 @@ for node in n1 n2; do
         fail "$node: the owners of 2 GPUs not spread over the rails ($r0 bytes on rail0, $r1 on rail1)"
     fi
 done
+# Through UCX and libfabric too (Open MPI's pml/ucx over UCX's tcp transport,
+# mtl/ofi over libfabric's tcp provider): the plugin's rails reach each stack
+# through its own variables.  One GPU per node: its owner stays on rail0,
+# where UCX left alone stripes over both rails and libfabric's tcp provider
+# takes rail1.  Two GPUs x 2 lanes: each node's bytes on both rails within
+# 20% of each other, and every result right.
+for stack in ucx ofi; do
+    export DDL_EMU_STACK=$stack
+    owners_mpi 1
+    kept=""
+    for node in n1 n2; do
+        r0=$(sent $node rail0) r1=$(sent $node rail1)
+        [ "$r0" -ge 4000000 ] && [ "$r1" -le $((r0 / 20)) ] || kept+=" $node: $r0 bytes on rail0, $r1 on rail1"
+    done
+    [ -z "$kept" ] && pass "Open MPI over $stack: lane 0 kept to rail0" || fail "Open MPI over $stack: lane 0 not kept to rail0:$kept"
+    before=$("$emu" counters)
+    out=$(DDL_ALGO=lane "$emu" run timeout 300 srun -N2 --gpus-per-node=2 --ddl-lanes=2 \
+        "$top_builddir/ddl-bench" --mode ddl -b 16M -e 16M -n 2 -w 1 2>&1)
+    after=$("$emu" counters)
+    ok=1 shares=""
+    grep -q '^# Out of bounds values : 0 OK' <<< "$out" || ok=0
+    for node in n1 n2; do
+        r0=$(sent $node rail0) r1=$(sent $node rail1)
+        shares+=" $node $r0/$r1"
+        [ "$r0" -ge 16000000 ] && [ "$r1" -ge 16000000 ] && [ $((10 * r0)) -ge $((8 * r1)) ] &&
+            [ $((10 * r1)) -ge $((8 * r0)) ] || ok=0
+    done
+    if [ $ok -eq 1 ]; then
+        pass "Open MPI over $stack: 16 MiB right, each node's rails within 20% (bytes on rail0/rail1:$shares)"
+    else
+        fail "Open MPI over $stack: the rails (bytes on rail0/rail1:$shares) or the result"; echo "$out" | tail -6
+    fi
+done
+unset DDL_EMU_STACK
 # ddl-tune on the allocation (helpers run ddl-helper and follow the owners'
 # choices), then a run that uses its file.
 tune=$DDL_CLUSTER_DIR/tuning.conf
