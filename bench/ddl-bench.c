@@ -324,9 +324,10 @@ static void mpi_iteration(bench_t *b, const opts_t *o, size_t count, int inplace
         return;
     }
     MPI_Request req[BENCH_MAX_AGG];
+    MPI_Status status[BENCH_MAX_AGG];
     for (long k = 0; k < o->agg; k++)
         MPI_Iallreduce(s, b->recv, (int)count, mt, mo, b->owners, &req[k]);
-    MPI_Waitall((int)o->agg, req, MPI_STATUSES_IGNORE);
+    MPI_Waitall((int)o->agg, req, status);
 }
 
 /* The owners' values (their medians) combined as -a says, in place; the

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential autoconf automake libtool pkg-config
-          openmpi-bin libopenmpi-dev libhwloc-dev hwloc libpmix-dev check
+          openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev hwloc libpmix-dev check
           slurm-wlm slurmctld slurmd munge libslurm-dev slurm-wlm-plugins-dev
           iproute2 python3 python3-numpy python3-torch gnuplot-nox
           clang libclang-rt-14-dev scdoc man-db python3-venv rpm python3-jsonschema

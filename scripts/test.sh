@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Set up the machine and run every test: check unit tests, then the MPI
 # integration tests (real Open MPI ranks, emulated nodes), through make check;
-# then the sanitizer builds, the device path on emulated GPUs, and the Debian
-# packages.
+# then the sanitizer builds, the device path on emulated GPUs, a build
+# against MPICH, and the Debian packages.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
@@ -46,6 +46,11 @@ fi
 if [ "${DDL_CUDA_EMU_SUITE:-1}" = 1 ]; then
     scripts/test-cuda-emu.sh
     add_variant build-emu/test-suite.log $?
+fi
+# MPICH: build-mpich/, configure --with-mpi=mpich, a lean suite under Hydra.
+if [ "${DDL_MPICH_SUITE:-1}" = 1 ]; then
+    scripts/test-mpich.sh
+    add_variant build-mpich/test-suite.log $?
 fi
 # The Debian packages: make deb, installed, and a cluster run from what they install.
 if [ "${DDL_DEB_SUITE:-1}" = 1 ]; then

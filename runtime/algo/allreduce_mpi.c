@@ -21,7 +21,7 @@
 static ddl_status_t mpi_host(const void *sendbuf, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op,
                              ddl_comm_t *c)
 {
-    MPI_Datatype type = ddl_mpi_type(dtype);
+    MPI_Datatype type = ddl_mpi_type(dtype, op);
     MPI_Op mop = ddl_mpi_op(dtype, op);
     size_t esize = ddl_dtype_size(dtype);
     /* MPI counts are int: go through in pieces of at most 2^30 elements. */

@@ -86,7 +86,7 @@ int ddl_mpi_early_start(ddl_comm_t *c, const ddl_call_t *call)
         in = e->in;
     }
     MPI_Op mop = ddl_mpi_op(call->dtype, call->op);
-    if (MPI_Iallreduce(in, e->out, (int)call->count, ddl_mpi_type(call->dtype), mop, e->comm, &e->req) != MPI_SUCCESS)
+    if (MPI_Iallreduce(in, e->out, (int)call->count, ddl_mpi_type(call->dtype, call->op), mop, e->comm, &e->req) != MPI_SUCCESS)
         return -1;
     return 1;
 }

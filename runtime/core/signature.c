@@ -11,6 +11,7 @@
 
 #include "choices.h"
 #include "log.h"
+#include "mpi_types.h"
 #include "node.h"
 #include "reduce.h"
 #include "signature.h"
@@ -363,7 +364,7 @@ static int swap_step(void *arg)
             return DDL_ERR_MPI;
     }
     int done = 0;
-    if (MPI_Testall(SIG_PIECES, w->req + SIG_PIECES, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+    if (MPI_Testall(SIG_PIECES, w->req + SIG_PIECES, &done, ddl_mpi_statuses_ignore()) != MPI_SUCCESS)
         return DDL_ERR_MPI;
     return done;
 }

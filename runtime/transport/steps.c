@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "mpi_types.h"
 #include "node.h"
 #include "steps.h"
 #include "trace.h"
@@ -78,7 +79,7 @@ int ddl_sched_progress(ddl_sched_t *s)
         if (!s->posted && post(s) != 0)
             return DDL_ERR_MPI;
         int done = 1;
-        if (s->nreq && MPI_Testall(s->nreq, s->req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        if (s->nreq && MPI_Testall(s->nreq, s->req, &done, ddl_mpi_statuses_ignore()) != MPI_SUCCESS)
             return DDL_ERR_MPI;
         if (!done)
             return 0;

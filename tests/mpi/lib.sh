@@ -6,8 +6,14 @@ set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_srcdir=${top_srcdir:-$top_builddir}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# More ranks than the 2 cores here: oversubscribe, and let Open MPI yield.
-MPIRUN="mpirun --oversubscribe --bind-to none"
+# The launcher of the MPI the build uses (configure: DDL_MPI_NAME, DDL_MPIRUN).
+# More ranks than the 2 cores here: Open MPI must be told to oversubscribe
+# and not to bind; MPICH's Hydra does neither unless asked.
+if [ "${DDL_MPI_NAME:-openmpi}" = mpich ]; then
+    MPIRUN="${DDL_MPIRUN:-mpiexec.mpich}"
+else
+    MPIRUN="${DDL_MPIRUN:-mpirun} --oversubscribe --bind-to none"
+fi
 export DDL_DEBUG=${DDL_DEBUG:-WARN}
 
 # This user's segments in /dev/shm whose creating process has exited: what a

@@ -65,10 +65,11 @@ layouts+="2 2 2 serve      DDL_TUNING_FILE=$tuning
 # auto, mpi, the model, a tuning file, the exchange, the halves: the lines listed below)
 # runs every type, op, count and buffer kind; the other shapes run the quick
 # matrix (every op; four types, fewer counts and buffer kinds:
-# test_allreduce.c), which keeps the suite within CI's time.  The sanitizer
-# build (DDL_TEST_QUICK) runs the listed lines only: the sanitizers look for
-# paths, not shapes.
-if [ -z "${DDL_TEST_LAYOUTS:-}" ]; then
+# test_allreduce.c), which keeps the suite within CI's time; so do the lines
+# DDL_TEST_LAYOUTS picks (the MPICH suite).  The sanitizer build
+# (DDL_TEST_QUICK) runs the listed lines only, or those DDL_TEST_LAYOUTS
+# picks: the sanitizers look for paths, not shapes.
+if [ -z "${DDL_TEST_LAYOUTS:-}" ] || [ "${DDL_TEST_QUICK:-0}" = 0 ]; then
     layouts=$(grep -v '^$' <<< "$layouts" | awk -v quick="${DDL_TEST_QUICK:-0}" '
         BEGIN { n = split("1 2 6 7 10 11 13 14 16 18 20 22 24", f); for (i = 1; i <= n; i++) full[f[i]] = 1 }
         NR in full { print; next }
