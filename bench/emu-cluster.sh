@@ -23,12 +23,15 @@
 #                                  it, which favours whatever sends more bytes (32kb:
 #                                  close to a real link's serialisation)
 #   bench/emu-cluster.sh run CMD...    run a Slurm client (srun ...) in the hub
-#   DDL_EMU_STACK=tcp|ucx|ofi (with run)   the network stack of the job's Open MPI:
-#                                  its TCP transport (btl/tcp, default), UCX's tcp
+#   DDL_EMU_STACK=tcp|ucx|ofi|mpich (with run)   the job's network stack: Open
+#                                  MPI's TCP transport (btl/tcp, default), UCX's tcp
 #                                  transport (pml/ucx) or libfabric's tcp provider
-#                                  (mtl/ofi), in place of verbs and cxi; the plugin
-#                                  steers each lane's rail through the same variables
-#                                  as on a real fabric
+#                                  (mtl/ofi), in place of verbs and cxi; or MPICH
+#                                  (ch4:ucx) under srun --mpi=pmi2, for programs
+#                                  built against it (scripts/test-mpich.sh's
+#                                  build-mpich/; MPICH 4.0 may hang in MPI_Finalize
+#                                  here, docs/admin.md); the plugin steers each lane's
+#                                  rail through the same variables as on a real fabric
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
 set -euo pipefail
@@ -147,7 +150,11 @@ run)
     tcp) export OMPI_MCA_pml=ob1 ;;
     ucx) export OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any UCX_TLS=tcp,self,sm ;;
     ofi) export OMPI_MCA_pml=cm OMPI_MCA_mtl=ofi OMPI_MCA_mtl_ofi_provider_include=tcp FI_PROVIDER=tcp ;;
-    *) die "DDL_EMU_STACK=${DDL_EMU_STACK} is not a stack here: tcp, ucx or ofi" ;;
+    # MPICH's PMI client speaks Slurm's pmi2 plugin's protocol; between nodes
+    # UCX's tcp alone: its shared-memory transports would reach the other
+    # emulated nodes of this one host and bypass the rails.
+    mpich) export SLURM_MPI_TYPE=pmi2 UCX_TLS=tcp,self ;;
+    *) die "DDL_EMU_STACK=${DDL_EMU_STACK} is not a stack here: tcp, ucx, ofi or mpich" ;;
     esac
     exec nsenter --net="/run/netns/$prefix-hub" "$@"
     ;;

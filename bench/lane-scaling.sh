@@ -9,8 +9,9 @@
 #   lanes L   ddl_allreduce in place with L lanes per GPU (srun --ddl-lanes=L)
 # and each lane count's speed-up over mpi/GPU.
 #   bench/lane-scaling.sh [RATE=1gbit] [INJ=250mbit] [LANES="1 2 4"] [MIN=1M] [MAX=64M] [ITERS=3]
-# DDL_EMU_STACK=tcp|ucx|ofi picks Open MPI's network stack for every run,
-# the baselines' included (bench/emu-cluster.sh).
+# DDL_EMU_STACK=tcp|ucx|ofi|mpich picks the network stack for every run, the
+# baselines' included (bench/emu-cluster.sh); DDL_BENCH=PATH the ddl-bench
+# to run (with mpich: build-mpich/ddl-bench).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -30,7 +31,7 @@ bench() { # NAME SRUN-OPTIONS... -- BENCH-OPTIONS...: the median times, "bytes u
     while [ "$1" != -- ]; do srun_opts+=("$1"); shift; done
     shift
     [[ " $* " == *" mpi "* ]] && field=14 || field=10 # mpi_time; ddl in place
-    "$emu" run timeout 900 srun -N2 --kill-on-bad-exit=1 --gpus-per-node=2 "${srun_opts[@]}" "$here/emu-inject.sh" "$top/ddl-bench" \
+    "$emu" run timeout 900 srun -N2 --kill-on-bad-exit=1 --gpus-per-node=2 "${srun_opts[@]}" "$here/emu-inject.sh" "${DDL_BENCH:-$top/ddl-bench}" \
         -b "$min" -e "$max" -f 4 -n "$iters" -w 1 "$@" > "$out/$name.txt" 2>&1 ||
         { echo "lane-scaling: $name failed:"; tail -5 "$out/$name.txt"; }
     awk -v f="$field" '/^ +[0-9]/ {print $1, $f}' "$out/$name.txt" > "$out/$name.t"
@@ -38,7 +39,7 @@ bench() { # NAME SRUN-OPTIONS... -- BENCH-OPTIONS...: the median times, "bytes u
 bench mpi-gpu --ntasks-per-node=2 -- --mode mpi
 bench mpi-all --ntasks-per-node=$((2 * most)) -- --mode mpi
 for l in $lanes; do bench "lanes$l" --ddl-lanes="$l" -- --mode ddl; done
-printf "# 2 nodes x 2 GPUs, 2 rails at %s, each process at %s, Open MPI over %s; times in ms (median of %s), speed-up over mpi/GPU\n" \
+printf "# 2 nodes x 2 GPUs, 2 rails at %s, each process at %s, over %s; times in ms (median of %s), speed-up over mpi/GPU\n" \
     "$rate" "$inj" "${DDL_EMU_STACK:-tcp}" "$iters"
 # One row per size: the columns joined by size (awk: no bc needed).
 awk -v lanes="$lanes" -v most="$((2 * most))" -v dir="$out" '
