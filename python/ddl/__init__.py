@@ -146,7 +146,7 @@ def _buffer(obj):
     mem = _MEM_HOST
     if hasattr(obj, "data_ptr"):  # a torch.Tensor
         if obj.device.type == "cuda":
-            mem = _MEM_DEVICE  # needs libddl built with CUDA (ddl-info says)
+            mem = _MEM_DEVICE  # needs the CUDA module (ddl-info says)
         elif obj.device.type != "cpu":
             raise ValueError(f"ddl: tensor on {obj.device}: only CPU and CUDA tensors are supported")
         if not obj.is_contiguous():

@@ -301,13 +301,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
         st = call->own_error;
         ddl_log_keep_error(own);
     } else if (st == DDL_OK && kind == DDL_LOC_DEVICE) {
-#ifdef DDL_HAVE_CUDA
-        st = ddl_allreduce_gpu(c, call, sendbuf, recvbuf);
-#else
-        /* Not reached: without CUDA no owner can export a device buffer. */
-        (void)sendbuf, (void)recvbuf;
-        st = ddl_error(DDL_ERR_INVALID_ARG, "device buffers need libddl built with CUDA");
-#endif
+        st = ddl_gpu_allreduce(c, call, sendbuf, recvbuf); /* through the CUDA module */
     } else if (st == DDL_OK)
         st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
                                   "passed buffers it cannot share (its message says why)", why, in->node,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The GPU side of the runtime, behind one interface that exists in every build:
- * gpu_cuda.c, gpu_nccl.c and gpu_kernels.cu when CUDA was found
- * at configure time, gpu_none.c otherwise (every buffer is host memory).
+/* The GPU side of the runtime, behind one interface that exists in every build
+ * (gpu_load.c): the CUDA module's functions (gpu_module.h: gpu_cuda.c,
+ * gpu_nccl.c, gpu_kernels.cu and the device paths above them, built where the
+ * CUDA toolkit is) when the module loads; host memory only when it does not.
  *
  * Device buffers take the lane algorithm's shape: each rank of a node reduces
  * its slice across the node's GPU buffers with a kernel on its own GPU, reading
@@ -15,16 +16,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "choices.h"
 #include "ddl.h"
+#include "gpu_module.h"
 #include "ipc_cache.h"
 
 struct ddl_comm;
 
 /* DDL_GPU_TRANSPORT's values: ddl_gpu_transport_t (core/choices.h). */
 
-/* Was the library built with CUDA? */
-int ddl_gpu_built(void);
+/* The CUDA module, loaded the first time it is asked for; NULL without it. */
+const ddl_gpu_module_t *ddl_gpu_loaded(void);
+/* For ddl-info: 1 and the module's file and kind in text, or 0 and why no
+ * module loads. */
+int ddl_gpu_module_status(char *text, size_t len);
 /* CUDA devices this process sees; 0 with the reason in why. */
 int ddl_gpu_devices(char *why, size_t len);
 
@@ -40,7 +46,8 @@ static inline int ddl_gpu_kind_is_device(int query_ok, int cuda_mem_type)
 {
     return query_ok && cuda_mem_type == DDL_CUDA_MEM_DEVICE;
 }
-/* 1 when p is device memory (always 0 without CUDA). */
+/* 1 when p is device memory.  Without the module, a pointer the process's
+ * CUDA driver calls device memory is still 1, so that it is refused by name. */
 int ddl_gpu_is_device(const void *p);
 /* bytes of zeroed memory on CUDA device `device` (freed with cudaFree). */
 ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p);
@@ -60,8 +67,8 @@ ddl_status_t ddl_gpu_record(void *stream, void **event);
 ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout);
 void ddl_gpu_event_free(void *event);
 /* A 32-bit word of pinned host memory that every device can read, set to
- * `value`; it is never freed (a stream may still wait on it).  Without CUDA:
- * DDL_ERR_NOT_SUPPORTED, with the message for ddl_wait_stream. */
+ * `value`; it is never freed (a stream may still wait on it).  Without
+ * the module: DDL_ERR_NOT_SUPPORTED, with the message for ddl_wait_stream. */
 ddl_status_t ddl_gpu_host_word(uint32_t **word, uint32_t value);
 /* Work queued on stream after this call waits, on the device, until
  * (int32_t)(*word - value) >= 0 (cuStreamWaitValue32): no host function, which
@@ -69,9 +76,13 @@ ddl_status_t ddl_gpu_host_word(uint32_t **word, uint32_t value);
  * the driver has no stream memory operations. */
 ddl_status_t ddl_gpu_stream_wait_word(void *stream, uint32_t *word, uint32_t value);
 
-/* At communicator creation (collective): the transport every rank can use,
- * agreed over the communicator.  Without CUDA it only checks DDL_GPU_TRANSPORT. */
+/* At communicator creation (collective, with or without the module): the
+ * transport every rank can use, agreed over the communicator. */
 ddl_status_t ddl_gpu_comm_setup(struct ddl_comm *c);
+/* The device allreduce of the lane algorithm (the module's
+ * ddl_allreduce_gpu, algo/paths.h); without the module, an error that says
+ * what to install. */
+ddl_status_t ddl_gpu_allreduce(struct ddl_comm *c, ddl_call_t *call, const void *own_send, void *own_recv);
 /* Close IPC mappings, free device memory, destroy NCCL communicators. */
 void ddl_gpu_comm_release(struct ddl_comm *c);
 

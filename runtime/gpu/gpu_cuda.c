@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The GPU interface with CUDA: what a pointer is, exporting an owner's buffer,
- * the per-communicator device state, and the transport every rank agrees on. */
+/* The GPU interface with CUDA, in the CUDA module (gpu_module.h): what a
+ * pointer is, exporting an owner's buffer, copies and stream waits, and the
+ * per-communicator device state. */
 #include "config.h"
 
 #include <pthread.h>
@@ -10,18 +11,9 @@
 #include <string.h>
 
 #include <cuda.h> /* the driver's pointer attributes (types only: no link to libcuda) */
-#include <mpi.h>
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h> /* Open MPI's MPIX_Query_cuda_support (after mpi.h) */
-#endif
 
 #include "gpu_cuda.h"
 #include "log.h"
-
-int ddl_gpu_built(void)
-{
-    return 1;
-}
 
 ddl_status_t ddl_cuda_error(cudaError_t rc, const char *what)
 {
@@ -29,7 +21,7 @@ ddl_status_t ddl_cuda_error(cudaError_t rc, const char *what)
     return ddl_error(DDL_ERR_DEVICE, "%s failed: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
 }
 
-ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p)
+ddl_status_t ddl_cuda_alloc_zeroed(int device, size_t bytes, void **p)
 {
     cudaError_t rc;
     *p = NULL;
@@ -45,7 +37,7 @@ ddl_status_t ddl_gpu_alloc_zeroed(int device, size_t bytes, void **p)
     return DDL_OK;
 }
 
-int ddl_gpu_devices(char *why, size_t len)
+int ddl_cuda_devices(char *why, size_t len)
 {
     int n = 0;
     cudaError_t rc = cudaGetDeviceCount(&n);
@@ -58,11 +50,6 @@ int ddl_gpu_devices(char *why, size_t len)
         snprintf(why, len, "CUDA sees no device (CUDA_VISIBLE_DEVICES=%s)",
                  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
     return n;
-}
-
-int ddl_gpu_nccl_available(char *why, size_t len)
-{
-    return ddl_nccl_load(why, len);
 }
 
 /* A driver function through the runtime, so that libddl does not need
@@ -90,7 +77,7 @@ static void find_get_attr(void)
     get_attr = (get_attr_fn)driver_function("cuPointerGetAttribute");
 }
 
-int ddl_gpu_is_device(const void *p)
+int ddl_cuda_is_device(const void *p)
 {
     if (!p)
         return 0;
@@ -107,7 +94,7 @@ int ddl_gpu_is_device(const void *p)
     return ddl_gpu_kind_is_device(ok, type == CU_MEMORYTYPE_DEVICE ? DDL_CUDA_MEM_DEVICE : DDL_CUDA_MEM_HOST);
 }
 
-ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id, size_t len)
+ddl_status_t ddl_cuda_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id, size_t len)
 {
     pthread_once(&get_attr_once, find_get_attr);
     CUdeviceptr base = 0;
@@ -138,8 +125,8 @@ ddl_status_t ddl_gpu_export(const void *p, ddl_gpu_ref_t *ref, char *pci_bus_id,
 /* The device a device pointer is on (its ordinal), or -1 for host memory. */
 static int device_of(const void *p)
 {
-    int ordinal = -1; /* ddl_gpu_is_device found get_attr when it says yes */
-    if (ddl_gpu_is_device(p) && get_attr(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p) != CUDA_SUCCESS)
+    int ordinal = -1; /* ddl_cuda_is_device found get_attr when it says yes */
+    if (ddl_cuda_is_device(p) && get_attr(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p) != CUDA_SUCCESS)
         ordinal = -1;
     return ordinal;
 }
@@ -151,7 +138,7 @@ static int device_of(const void *p)
 static cudaStream_t copy_stream[DDL_MAX_GPUS];
 static pthread_mutex_t copy_stream_lock = PTHREAD_MUTEX_INITIALIZER;
 
-ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes, double timeout)
+ddl_status_t ddl_cuda_memcpy(void *dst, const void *src, size_t bytes, double timeout)
 {
     int dev = device_of(src), prev = -1;
     if (dev < 0)
@@ -168,13 +155,13 @@ ddl_status_t ddl_gpu_memcpy(void *dst, const void *src, size_t bytes, double tim
     pthread_mutex_unlock(&copy_stream_lock);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
-    ddl_status_t st = rc == cudaSuccess ? ddl_gpu_wait_queued(stream, timeout) : ddl_cuda_error(rc, "copying a device buffer");
+    ddl_status_t st = rc == cudaSuccess ? ddl_cuda_wait_queued(stream, timeout) : ddl_cuda_error(rc, "copying a device buffer");
     if (prev >= 0 && prev != dev)
         (void)cudaSetDevice(prev);
     return st;
 }
 
-ddl_status_t ddl_gpu_record(void *stream, void **event)
+ddl_status_t ddl_cuda_record(void *stream, void **event)
 {
     cudaEvent_t ev;
     cudaError_t rc = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
@@ -188,13 +175,13 @@ ddl_status_t ddl_gpu_record(void *stream, void **event)
     return DDL_OK;
 }
 
-void ddl_gpu_event_free(void *event)
+void ddl_cuda_event_free(void *event)
 {
     if (event)
         cudaEventDestroy((cudaEvent_t)event);
 }
 
-ddl_status_t ddl_gpu_host_word(uint32_t **word, uint32_t value)
+ddl_status_t ddl_cuda_host_word(uint32_t **word, uint32_t value)
 {
     void *p = NULL;
     cudaError_t rc = cudaHostAlloc(&p, sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable);
@@ -214,7 +201,7 @@ static void find_wait_value(void)
     wait_value = (wait_value_fn)driver_function("cuStreamWaitValue32");
 }
 
-ddl_status_t ddl_gpu_stream_wait_word(void *stream, uint32_t *word, uint32_t value)
+ddl_status_t ddl_cuda_stream_wait_word(void *stream, uint32_t *word, uint32_t value)
 {
     pthread_once(&wait_value_once, find_wait_value);
     if (!wait_value)
@@ -246,7 +233,7 @@ static int event_done(void *arg)
 }
 
 /* Polled, not cudaEventSynchronize: the wait has a deadline. */
-ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout)
+ddl_status_t ddl_cuda_wait_recorded(void *event, double timeout)
 {
     struct event_arg a = {(cudaEvent_t)event, cudaSuccess};
     ddl_status_t st = ddl_poll(event_done, &a, timeout, NULL);
@@ -256,18 +243,18 @@ ddl_status_t ddl_gpu_wait_recorded(void *event, double timeout)
     return st == DDL_OK ? DDL_OK : ddl_cuda_error(a.rc, "waiting for the stream's queued work");
 }
 
-ddl_status_t ddl_gpu_wait_queued(void *stream, double timeout)
+ddl_status_t ddl_cuda_wait_queued(void *stream, double timeout)
 {
     if (!stream) {
         cudaError_t rc = cudaDeviceSynchronize();
         return rc == cudaSuccess ? DDL_OK : ddl_cuda_error(rc, "waiting for the device's queued work");
     }
     void *ev;
-    ddl_status_t st = ddl_gpu_record(stream, &ev);
+    ddl_status_t st = ddl_cuda_record(stream, &ev);
     if (st != DDL_OK)
         return st;
-    st = ddl_gpu_wait_recorded(ev, timeout);
-    ddl_gpu_event_free(ev);
+    st = ddl_cuda_wait_recorded(ev, timeout);
+    ddl_cuda_event_free(ev);
     return st;
 }
 
@@ -405,7 +392,7 @@ ddl_status_t ddl_gpu_wait(ddl_comm_t *c, const char *what)
     return st;
 }
 
-void ddl_gpu_comm_release(ddl_comm_t *c)
+void ddl_cuda_comm_release(ddl_comm_t *c)
 {
     struct ddl_gpu *g = c->gpu;
     if (!g)
@@ -417,37 +404,4 @@ void ddl_gpu_comm_release(ddl_comm_t *c)
     free_device_side(g);
     free(g);
     c->gpu = NULL;
-}
-
-/* ---- the transport ----------------------------------------------------------------- */
-
-static int mpi_cuda_aware(void)
-{
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-    return MPIX_Query_cuda_support();
-#else
-    return 0;
-#endif
-}
-
-ddl_status_t ddl_gpu_comm_setup(ddl_comm_t *c)
-{
-    char why_nccl[256] = "no CUDA device", why_dev[256] = "";
-    int devices = ddl_gpu_devices(why_dev, sizeof(why_dev));
-    int mine[3] = {1, mpi_cuda_aware(), devices > 0 && ddl_nccl_load(why_nccl, sizeof(why_nccl))}, all[3];
-    MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, c->world);
-    int want = c->set.gpu_transport;
-    if (want == DDL_GPU_MPI && !all[1])
-        return ddl_error(DDL_ERR_NOT_SUPPORTED, "DDL_GPU_TRANSPORT=mpi needs a CUDA-aware MPI on every rank%s; use "
-                         "auto or staged", mine[1] ? "" : " (this rank's MPI is not)");
-    if (want == DDL_GPU_NCCL && !all[2])
-        return ddl_error(DDL_ERR_NOT_SUPPORTED, "DDL_GPU_TRANSPORT=nccl needs NCCL and a GPU on every rank%s%s; use "
-                         "auto or staged", mine[2] ? "" : ": this rank: ", mine[2] ? "" : why_nccl);
-    if (want == DDL_GPU_AUTO)
-        c->set.gpu_transport = all[2] ? DDL_GPU_NCCL : all[1] ? DDL_GPU_MPI : DDL_GPU_STAGED;
-    if (c->info.rank == 0)
-        DDL_INFO(DDL_SUBSYS_INIT, "device buffers go between nodes by %s%s%s%s",
-                 ddl_gpu_transport_names[c->set.gpu_transport], devices ? "" : " (rank 0: ", devices ? "" : why_dev,
-                 devices ? "" : ")");
-    return DDL_OK;
 }

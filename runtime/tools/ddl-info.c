@@ -40,21 +40,21 @@ int main(int argc, char **argv)
 #else
     printf("  PMIx:  no\n");
 #endif
-#ifdef DDL_CUDA_EMULATION /* configure --enable-cuda-emulation: tests/cuda-emu, DDL_EMU_GPUS devices */
-    static const char cuda_kind[] = "emulated", nccl_kind[] = "emulated (DDL_GPU_TRANSPORT=nccl available)";
-#else
-    static const char cuda_kind[] = "yes", nccl_kind[] = "libnccl.so.2 loads (DDL_GPU_TRANSPORT=nccl available)";
-#endif
-    char why[256] = "";
-    int devices = ddl_gpu_devices(why, sizeof(why));
-    if (!ddl_gpu_built())
-        printf("  CUDA:  no (%s): host memory only\n", why);
-    else if (devices)
-        printf("  CUDA:  %s, %d device%s visible: device buffers supported\n", cuda_kind, devices, devices == 1 ? "" : "s");
-    else
-        printf("  CUDA:  built with CUDA, but %s: host memory only\n", why);
-    int nccl = ddl_gpu_nccl_available(why, sizeof(why));
-    printf("  NCCL:  %s%s\n", nccl ? nccl_kind : "no: ", nccl ? "" : why);
+    /* One line each, which scripts read: "CUDA:  N device(s) visible" where the
+     * device path runs. */
+    char module[4352], why[256] = "";
+    if (!ddl_gpu_module_status(module, sizeof(module)))
+        printf("  CUDA:  no CUDA module (%s): host memory only\n  NCCL:  no (needs the CUDA module)\n", module);
+    else {
+        int devices = ddl_gpu_devices(why, sizeof(why));
+        if (devices)
+            printf("  CUDA:  %d device%s visible: device buffers supported (module %s)\n", devices,
+                   devices == 1 ? "" : "s", module);
+        else
+            printf("  CUDA:  the module loads, but %s: host memory only (module %s)\n", why, module);
+        int nccl = ddl_gpu_nccl_available(why, sizeof(why));
+        printf("  NCCL:  %s%s\n", nccl ? "loads (DDL_GPU_TRANSPORT=nccl available)" : "no: ", nccl ? "" : why);
+    }
     printf("\nConfiguration variables (environment):\n");
     size_t n;
     const ddl_param_t *params = ddl_params_table(&n);

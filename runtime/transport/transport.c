@@ -3,21 +3,18 @@
 #include "config.h"
 
 #include "comm.h"
+#include "gpu.h"
 #include "transport.h"
 
-/* The transports, in the order they are tried: the first whose `usable`
- * says yes carries the call. */
-static const ddl_transport_t *const transports[] = {
-    &ddl_transport_host_p2p,
-#ifdef DDL_HAVE_CUDA
-    &ddl_transport_nccl, &ddl_transport_cuda_mpi, &ddl_transport_staged,
-#endif
-};
-
+/* The host row, then the CUDA module's device rows in its order: the first
+ * whose `usable` says yes carries the call. */
 const ddl_transport_t *ddl_transport_for(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_redop_t op)
 {
-    for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
-        if (transports[i]->usable(c, device, dtype, op))
-            return transports[i];
-    return NULL; /* device buffers never get here without CUDA */
+    if (ddl_transport_host_p2p.usable(c, device, dtype, op))
+        return &ddl_transport_host_p2p;
+    const ddl_gpu_module_t *m = ddl_gpu_loaded();
+    for (size_t i = 0; m && i < m->ntransports; i++)
+        if (m->transports[i]->usable(c, device, dtype, op))
+            return m->transports[i];
+    return NULL; /* device buffers never get here without the module */
 }

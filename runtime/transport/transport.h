@@ -12,7 +12,8 @@
  *   cuda-mpi    device memory, MPI_Iallreduce of a CUDA-aware MPI
  *   staged      device memory through pinned host memory and host-p2p
  *
- * The device rows exist in a build with CUDA (transport_gpu.c). */
+ * The device rows are the CUDA module's (transport_gpu.c, listed in its
+ * table: gpu/gpu_module.h). */
 #ifndef DDL_TRANSPORT_H
 #define DDL_TRANSPORT_H
 
@@ -50,9 +51,8 @@ typedef struct ddl_transport {
 } ddl_transport_t;
 
 extern const ddl_transport_t ddl_transport_host_p2p;
-#ifdef DDL_HAVE_CUDA
+/* The CUDA module's rows (transport_gpu.c). */
 extern const ddl_transport_t ddl_transport_staged, ddl_transport_cuda_mpi, ddl_transport_nccl;
-#endif
 
 /* The first usable row for this call: host-p2p for host buffers; for device
  * buffers the one DDL_GPU_TRANSPORT agreed at creation (cuda-mpi only where

@@ -583,6 +583,14 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUd
     }
 }
 
+/* The same function by the driver's own name, as libcuda.so.1 exports it: a
+ * libddl without its CUDA module still tells device memory apart with it
+ * (runtime/gpu/gpu_load.c). */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    return pointer_attribute(data, attribute, ptr);
+}
+
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
                                              unsigned long long flags,
                                              enum cudaDriverEntryPointQueryResult *driverStatus)

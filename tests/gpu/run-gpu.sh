@@ -17,17 +17,14 @@
 #    checked; the Python binding's device branch and the DDP hook (emulation:
 #    tests/python/test_device.py); a stalled and a killed rank while device
 #    requests are out.
-# Skips (exit 77) with the reason when libddl was built without CUDA or CUDA
+# Skips (exit 77) with the reason without the CUDA module or when CUDA
 # sees no device.
 . "$(dirname "$0")/../mpi/lib.sh"
 prog=$top_builddir/tests/gpu/ddl-test-gpu-allreduce
 export DDL_EMU_GPUS=${DDL_EMU_GPUS:-4} DDL_EMU_DELAY=${DDL_EMU_DELAY:-100} # read by the emulation only
 info=$("$top_builddir/ddl-info" | sed -n 's/^  CUDA:  //p')
-case $info in
-yes,* | emulated,*) ;;
-*) echo "SKIP: GPU tests: $info"; exit 77 ;;
-esac
-devices=$(echo "$info" | sed -n 's/^[a-z]*, \([0-9]*\) device.*/\1/p')
+devices=$(echo "$info" | sed -n 's/^\([0-9]*\) devices\{0,1\} visible.*/\1/p')
+[ -n "$devices" ] || { echo "SKIP: GPU tests: $info"; exit 77; }
 before=$(shm_segments)
 echo "# CUDA: $info"
 
@@ -51,7 +48,7 @@ layouts="
 [ "${devices:-1}" -ge 4 ] && layouts+="2 2 2 collective DDL_GPU_TRANSPORT=nccl
 "
 # CUDA-aware MPI reads device memory itself: a real GPU and an Open MPI built with CUDA.
-if [[ $info == emulated,* ]]; then
+if [[ $info == *emulated* ]]; then
     echo "# not run: DDL_GPU_TRANSPORT=mpi (Open MPI cannot read emulated device memory; it runs on a GPU with a CUDA-aware Open MPI)"
 elif ompi_info --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true'; then
     layouts+="2 1 2 serve DDL_GPU_TRANSPORT=mpi
@@ -89,11 +86,25 @@ for layout in "DDL_GPUS_PER_NODE=2 4" "DDL_NODE_SIZE=2 4"; do
         fail "ddl-gpu-bench, $var, 2 lanes"; echo "$out" | tail -12
     fi
 done
+# Without the CUDA module, as on a host without the libddl0-cuda package: a
+# device buffer is refused in one line that says what to install, and the
+# job ends instead of waiting; ddl-info says why no module loads.
+out=$(env DDL_CUDA_MODULE=none DDL_LANES=2 DDL_GPUS_PER_NODE=2 DDL_TIMEOUT=20 timeout 120 $MPIRUN -n 4 \
+      "$top_builddir/ddl-gpu-bench" -n 1 -b 1K -e 1K < /dev/null 2>&1) && rc=0 || rc=$?
+info_none=$(DDL_CUDA_MODULE=none "$top_builddir/ddl-info" | sed -n 's/^  CUDA:  //p')
+info_other=$(DDL_CUDA_MODULE="$top_builddir/.libs/libddl.so.0" "$top_builddir/ddl-info" | sed -n 's/^  CUDA:  //p')
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "device buffer 0x[0-9a-f]*: this libddl has no CUDA module (DDL_CUDA_MODULE=none); install the CUDA module (Debian: apt install libddl0-cuda" <<< "$out" &&
+        [ "$info_none" = "no CUDA module (DDL_CUDA_MODULE=none): host memory only" ] &&
+        grep -q "is not a DDL lanes CUDA module" <<< "$info_other"; then
+    pass "without the CUDA module: a device buffer is refused naming the package (exit $rc), ddl-info says why"
+else
+    fail "without the CUDA module: exit $rc; ddl-info: $info_none / $info_other"; echo "$out" | tail -8
+fi
 # The Python binding's device branch (a CUDA tensor's pointer and stream):
 # real CUDA tensors where a python3 on the path has a torch that sees the GPU,
 # a tensor-like object over emulated device memory with Debian's torch.
 python=
-if [[ $info == emulated,* ]]; then
+if [[ $info == *emulated* ]]; then
     /usr/bin/python3 -c 'import torch, numpy' 2> /dev/null && python=/usr/bin/python3
 else
     python3 -c 'import numpy, torch; assert torch.cuda.is_available()' 2> /dev/null && python=$(command -v python3)

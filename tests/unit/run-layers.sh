@@ -92,13 +92,14 @@ for f in runtime/tools/*.c; do
 done
 # The same rule for what the objects use: a function or variable declared
 # low but defined higher passes the include check, not this one.  Reads the
-# built library's objects (libddl_core), those whose source is still there.
+# built library's objects (libddl_core) and the CUDA module's (libddl_cuda),
+# those whose source is still there.
 top_builddir=${top_builddir:-$top_srcdir}
 objs=()
-for o in "$top_builddir"/runtime/*/.libs/libddl_core_la-*.o; do
+for o in "$top_builddir"/runtime/*/.libs/libddl_core_la-*.o "$top_builddir"/runtime/*/.libs/libddl_cuda_la-*.o; do
     [ -e "$o" ] || continue
     dir=${o%/.libs/*}
-    base=${o##*/libddl_core_la-}
+    base=${o##*/libddl_c[a-z]*_la-}
     base=${base%.o}
     src=runtime/${dir##*/}/$base
     [ -e "$src.c" ] || [ -e "$src.cu" ] && objs+=("$o") # else a stale object of a moved file
@@ -110,7 +111,7 @@ if [ ${#objs[@]} -gt 0 ]; then
     found=$(nm -A "${objs[@]}" | awk -v ranks="$ranks" '
         BEGIN { n = split(ranks, r, "\n"); for (i = 1; i <= n; i++) { split(r[i], kv, " "); rank[kv[1]] = kv[2] } }
         function source(o,   d, b) { d = o; sub(/\/\.libs\/.*/, "", d); sub(/.*\/runtime\//, "runtime/", d)
-                                     b = o; sub(/.*libddl_core_la-/, "", b); sub(/\.o:.*/, "", b); return d "/" b }
+                                     b = o; sub(/.*libddl_c[a-z]*_la-/, "", b); sub(/\.o:.*/, "", b); return d "/" b }
         { obj = $1; sym = $NF; type = $(NF - 1) }
         type ~ /^[TDBR]$/ { def[sym] = source(obj) }
         type == "U" { use[++u] = source(obj) " " sym }
@@ -128,7 +129,7 @@ fi
 if [ $fails -eq 0 ]; then
     if [ -s "$up" ]; then echo "PASS: no new upward include ($(wc -l < "$up") known ones in $allow, to be removed)"
     else echo "PASS: no include goes up a layer"; fi
-    [ ${#objs[@]} -gt 0 ] && echo "PASS: no object uses a symbol of a layer above (${#objs[@]} objects of libddl_core)" ||
+    [ ${#objs[@]} -gt 0 ] && echo "PASS: no object uses a symbol of a layer above (${#objs[@]} objects of libddl_core and the CUDA module)" ||
         echo "# the symbols' check needs the built library (make), not found under $top_builddir"
 fi
 exit $fails
