@@ -3,7 +3,10 @@
 # The Debian packages as a site installs them (as root, on Debian 12): make deb
 # (lintian clean), apt install ./*.deb, then with only the installed files a
 # test cluster runs srun --ddl-lanes=2 ddl-bench through the installed sample
-# plugstack file, man and pkg-config work, and python3 imports ddl; then what
+# plugstack file, man and pkg-config work, and python3 imports ddl; the CUDA
+# module (libddl0-cuda) is found by the installed libddl, the emulated device
+# suite runs against the installed libddl, and without the module a device
+# buffer is refused naming the package; then what
 # an admin and a user hit in daily use (a refused request, DDL_LANES without
 # GPUs, the filter's output, --gpus-per-task, the filter module removed, a
 # hung step daemon); the packages are purged at the end.  After scripts/setup.sh, which configures the
@@ -11,7 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
-packages=(libddl0 libddl-dev ddl-lanes slurm-spank-ddl python3-ddl libddl0-dbgsym ddl-lanes-dbgsym slurm-spank-ddl-dbgsym)
+packages=(libddl0 libddl0-cuda libddl-dev ddl-lanes slurm-spank-ddl python3-ddl libddl0-dbgsym libddl0-cuda-dbgsym
+          ddl-lanes-dbgsym slurm-spank-ddl-dbgsym)
 fails=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; fails=1; }
@@ -68,6 +72,63 @@ fi
 v=$(/usr/bin/python3 -c 'import ddl; print(ddl.__version__, ddl.library_version())' 2>&1)
 [ "$(awk '{print NF, $1 == $2}' <<< "$v")" = "2 1" ] &&
     pass "python3 imports the packaged ddl, which loads the packaged libddl ($v)" || fail "python3 -c 'import ddl': $v"
+
+# The CUDA module: the installed libddl finds the installed module (no GPU
+# here: it loads and sees no device).  Its kernels are GPU code, so the
+# device path runs here with the emulated module of build-emu/ (the same
+# sources, scripts/test-cuda-emu.sh) loaded by the installed libddl, with
+# the installed ddl-info and build-emu's test programs: 1 node x 2 GPUs x 2
+# lanes, and 2 nodes x 1 GPU x 2 lanes.  Then the module is removed: a device
+# buffer is refused naming the package, and the host runs below go on
+# without it.
+# The directory the loader finds the installed libddl in (/usr/lib/<triplet>,
+# or /lib/<triplet> through merged /usr): the module is looked for beside it.
+libdir=$(dirname "$(ldd "$(command -v ddl-info)" | sed -n 's/^\s*libddl.so.0 => \([^ ]*\).*/\1/p')")
+emu=$top/build-emu
+mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4)
+if [ -e "$libdir/ddl-lanes/libddl-cuda.so" ]; then
+    info=$(ddl-info | sed -n 's/^  CUDA:  //p')
+    grep -q "(module $libdir/ddl-lanes/libddl-cuda.so, CUDA runtime [0-9]* (static))$" <<< "$info" &&
+        pass "libddl0-cuda: the installed libddl loads the installed module ($info)" ||
+        fail "libddl0-cuda installed, but ddl-info says: $info"
+    if [ -x "$emu/tests/gpu/.libs/ddl-test-gpu-allreduce" ] && [ -e "$emu/.libs/libddl-cuda.so" ]; then
+        prog=$emu/tests/gpu/.libs/ddl-test-gpu-allreduce # the program itself, not libtool's wrapper: the installed libddl
+        export DDL_EMU_GPUS=2 DDL_EMU_DELAY=100 DDL_TEST_QUICK=1 DDL_TIMEOUT=60
+        info=$(DDL_CUDA_MODULE=$emu/.libs/libddl-cuda.so ddl-info | sed -n 's/^  library: //p; s/^  CUDA:  //p' | tr '\n' ' ')
+        uses=$(ldd "$prog" | sed -n 's/^\s*libddl.so.0 => \([^ ]*\).*/\1/p')
+        for layout in "DDL_GPUS_PER_NODE=2 1 node x 2 GPUs x 2 lanes" "DDL_NODE_SIZE=2 2 nodes x 1 GPU x 2 lanes"; do
+            read -r var name <<< "$layout"
+            out=$(env DDL_CUDA_MODULE="$emu/.libs/libddl-cuda.so" DDL_LANES=2 "$var" timeout 300 "${mpirun[@]}" "$prog" \
+                  < /dev/null 2>&1) && rc=0 || rc=$?
+            if [ $rc -eq 0 ] && grep -q "PASS: [0-9]* cases, 0 failures" <<< "$out" && [ "$uses" = "$libdir/libddl.so.0" ] &&
+                    grep -q "^$libdir/libddl.so.0 .* 2 devices visible" <<< "$info"; then
+                pass "the emulated device suite against the installed libddl, $name ($(tail -1 <<< "$out" | cut -c1-40))"
+            else
+                fail "the emulated device suite against the installed libddl, $name: exit $rc, libddl $uses, ddl-info: $info"
+                tail -8 <<< "$out"
+            fi
+        done
+    else
+        echo "# not run: the emulated device suite against the installed libddl (no build-emu/: scripts/test-cuda-emu.sh builds it)"
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq libddl0-cuda > "$log" 2>&1 || true
+    info=$(ddl-info | sed -n 's/^  CUDA:  //p')
+    refused=skipped out=
+    if [ -x "$emu/.libs/ddl-gpu-bench" ]; then
+        out=$(env DDL_LANES=2 DDL_GPUS_PER_NODE=2 DDL_TIMEOUT=20 timeout 120 "${mpirun[@]}" "$emu/.libs/ddl-gpu-bench" \
+              -n 1 -b 1K -e 1K < /dev/null 2>&1) && rc=0 || rc=$?
+        refused=no
+        [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "this libddl has no CUDA module (no libddl-cuda.so in $libdir/ddl-lanes); install the CUDA module (Debian: apt install libddl0-cuda" <<< "$out" && refused=yes
+    fi
+    if [ "$info" = "no CUDA module (no libddl-cuda.so in $libdir/ddl-lanes): host memory only" ] && [ $refused != no ]; then
+        pass "libddl0-cuda removed: ddl-info says so; a device buffer is refused naming the package ($refused)"
+    else
+        fail "libddl0-cuda removed: ddl-info: $info; a device buffer refused: $refused"; grep -v "^\[" <<< "$out" | tail -5
+    fi
+    unset DDL_EMU_GPUS DDL_EMU_DELAY DDL_TEST_QUICK DDL_TIMEOUT
+else
+    echo "# not run: the CUDA module's checks (make deb built no libddl0-cuda: no CUDA toolkit on this build host)"
+fi
 
 DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf "$top/tests/slurm/cluster.sh" start 1 > "$log" 2>&1 ||
     { fail "cluster with the installed plugin did not start"; tail -n 20 "$log" "$DDL_CLUSTER_DIR"/log/*; exit 1; }

@@ -4,7 +4,8 @@
  * transport, as NCCL's transports are.  A chunk is started in a pipeline slot
  * and finished later; up to DDL_INFLIGHT slots are in flight
  * (algo/pipeline.c).  The rows, in the order ddl_transport_for tries their
- * `usable` (transport.c; a new transport is its file and one entry there):
+ * `usable` (transport.c; a new transport is its file and one entry there,
+ * or in the CUDA module's table, root/cuda_module.c, for device memory):
  *
  *   host-p2p    host memory, the lane's step list (ring, recursive doubling,
  *               Rabenseifner, multiring) over MPI point-to-point
