@@ -22,8 +22,11 @@ fail() { echo "FAIL: $*"; fails=1; }
 log=$(mktemp)
 work=$(mktemp -d)
 export DDL_CLUSTER_DIR=/tmp/ddl-deb-cluster-$$ DDL_CLUSTER_PORT=29817
+tuning_written= tuning_kept=
 cleanup() {
     cd "$top" # the tests below run elsewhere
+    if [ -n "$tuning_kept" ]; then mv -f "$tuning_kept" /etc/ddl/tuning.conf # the site's, back
+    elif [ -n "$tuning_written" ]; then rm -f /etc/ddl/tuning.conf; rmdir /etc/ddl 2> /dev/null || true; fi
     DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf tests/slurm/cluster.sh stop > /dev/null 2>&1 || true
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${packages[@]}" > /dev/null 2>&1 || true
     rm -f ./*.deb
@@ -130,16 +133,39 @@ else
     echo "# not run: the CUDA module's checks (make deb built no libddl0-cuda: no CUDA toolkit on this build host)"
 fi
 
-DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf "$top/tests/slurm/cluster.sh" start 1 > "$log" 2>&1 ||
-    { fail "cluster with the installed plugin did not start"; tail -n 20 "$log" "$DDL_CLUSTER_DIR"/log/*; exit 1; }
-export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf OMPI_MCA_mpi_yield_when_idle=1
-if out=$(timeout 300 srun -N1 --gpus-per-node=2 --ddl-lanes=2 ddl-bench -b 8 -e 1M -f 16 -n 5 -w 1 2>&1) &&
-    grep -q "Out of bounds values : 0 OK" <<< "$out" && grep -q "1 nodes x 2 GPUs x 2 lanes" <<< "$out"; then
-    pass "srun --ddl-lanes=2 ddl-bench with the installed packages (1 node x 2 GPUs x 2 lanes, results checked)"
-else
-    fail "srun --ddl-lanes=2 ddl-bench with the installed packages"; tail -20 <<< "$out"
+# docs/admin.md's "Enable", in order, as a new admin follows it after the
+# install above: on a 2-node test cluster that starts without DDL lanes (an
+# empty plugstack.conf.d, no cli_filter), every line of its sh blocks as
+# written, with /etc/slurm/ the test cluster's configuration directory and
+# `systemctl restart slurmd` the test cluster's restart.  The tuning file goes
+# to the real /etc/ddl/tuning.conf, where the library looks (one already
+# there is kept aside and put back).  The last line is the guide's check, a
+# 2-node ddl-bench; then a job is seen to read the installed tuning file.
+DDL_CLUSTER_PLUGSTACK=none "$top/tests/slurm/cluster.sh" start 2 > "$log" 2>&1 ||
+    { fail "a test cluster without DDL lanes did not start"; tail -n 20 "$log" "$DDL_CLUSTER_DIR"/log/*; exit 1; }
+export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
+[ ! -e /etc/ddl/tuning.conf ] || { mv /etc/ddl/tuning.conf "$work/site-tuning.conf"; tuning_kept=$work/site-tuning.conf; }
+tuning_written=1
+guide=$(awk '/^## Enable/ { e = 1; next } /^## / { e = 0 } e && /^ *```sh/ { f = 1; next } /^ *```/ { f = 0; next } e && f' \
+        "$top/docs/admin.md" | sed 's/^ *//; s/ *# .*//; /^#/d; /^$/d')
+steps=0 out=
+while read -r line; do
+    cmd=$(sed "s|/etc/slurm/|$DDL_CLUSTER_DIR/etc/|g; s|^systemctl restart slurmd\$|$top/tests/slurm/cluster.sh restart|" <<< "$line")
+    out=$(cd "$work" && timeout 300 bash -c "$cmd" 2>&1 < /dev/null) && rc=0 || rc=$?
+    steps=$((steps + 1))
+    [ $rc -eq 0 ] || { fail "docs/admin.md, Enable, step $steps: $line (exit $rc)"; tail -8 <<< "$out"; break; }
+done <<< "$guide"
+if [ $rc -eq 0 ] && [[ $line == "srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench"* ]] &&
+        grep -q "Out of bounds values : 0 OK" <<< "$out" && grep -q "2 nodes x 2 GPUs x 2 lanes" <<< "$out"; then
+    pass "docs/admin.md's Enable in order on a cluster without DDL lanes: $steps commands, ending in $line (results checked)"
+elif [ $rc -eq 0 ]; then
+    fail "docs/admin.md's Enable: $steps commands ran, but the last is not a checked 2-node ddl-bench: $line"; tail -5 <<< "$out"
 fi
-# Daily use on the sample configuration as installed (its line is `optional`).
+out=$(DDL_DEBUG=INFO timeout 120 srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench -b 1M -e 1M -n 1 -w 0 2>&1) && rc=0 || rc=$?
+[ $rc -eq 0 ] && grep -q "measured: tuning file /etc/ddl/tuning.conf" <<< "$out" &&
+    pass "a job reads the tuning file the guide installed (/etc/ddl/tuning.conf)" ||
+    { fail "the installed tuning file: exit $rc, $(grep -c 'tuning file' <<< "$out") lines naming one"; tail -5 <<< "$out"; }
+# Daily use on the sample configuration as the guide enabled it (its line is `optional`).
 # run LABEL COMMAND...: out and rc of the command, without set -e ending the script.
 run() { out=$(timeout 60 "$@" 2>&1) && rc=0 || rc=$?; }
 run srun -N1 --gpus-per-node=2 --ddl-lanes=2 -n3 echo ran

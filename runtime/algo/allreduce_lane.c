@@ -407,16 +407,6 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
                            bytes / (size_t)c->info.local_size, c->scratch_bytes);
 }
 
-void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
-{
-    if (call->started)
-        return;
-    call->started = 1;
-    double now = ddl_now();
-    c->phase_seconds[DDL_PH_START] += now - call->lane_at;
-    ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
-}
-
 ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
 {
     const ddl_comm_info_t *in = &c->info;

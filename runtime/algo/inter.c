@@ -1,41 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The table of lane algorithms between nodes (the rows of
- * inter_algos.def), and the one place a chunk's steps are built from it
- * (inter.h). */
+/* The one place a chunk's steps between nodes are built (inter.h): from the
+ * plan's grid, its algorithm, or the cost model's choice among the rows of
+ * the table (inter_table.c). */
 #include "config.h"
 
 #include <string.h>
 
 #include "inter.h"
-
-const ddl_inter_algo_t ddl_inter_algos[DDL_INTER_ALGOS] = {
-#define DDL_INTER_ROW(ID, name, build, max_steps, cost, margin, online_min, online_max, description) \
-    {DDL_INTER_##ID, build, max_steps, cost, margin, online_min, online_max},
-#include "inter_algos.def"
-#undef DDL_INTER_ROW
-};
-
-const ddl_inter_algo_t *ddl_inter_algo(int id)
-{
-    for (int i = 0; i < DDL_INTER_ALGOS; i++)
-        if ((int)ddl_inter_algos[i].id == id)
-            return &ddl_inter_algos[i];
-    return NULL;
-}
-
-int ddl_inter_algo_candidate(const ddl_inter_algo_t *a, int nnodes)
-{
-    return nnodes >= a->online_min_nodes && (a->online_max_nodes == 0 || nnodes <= a->online_max_nodes);
-}
-
-int ddl_inter_max_steps(int nnodes, const ddl_grid_t *grid)
-{
-    int most = grid && grid->ndims ? ddl_multiring_max_steps(grid) : 0;
-    for (int i = 0; i < DDL_INTER_ALGOS; i++)
-        if (ddl_inter_algos[i].max_steps(nnodes) > most)
-            most = ddl_inter_algos[i].max_steps(nnodes);
-    return most;
-}
 
 int ddl_steps_build(const ddl_step_plan_t *p, int node, int nnodes, size_t n, size_t esize, ddl_step_t *steps,
                     int *algo, unsigned char dims[DDL_GRID_MAX_DIMS])

@@ -96,3 +96,17 @@ int ddl_rab_build(int rank, int size, size_t n, ddl_step_t *steps)
     }
     return s;
 }
+
+/* The model's time: 2 log2(P) steps over the power-of-two core, 2(P-1)/P of
+ * the data, and the extra ranks' hand-in and hand-back. */
+double ddl_model_rab(const ddl_model_t *m, int dim, int p, double b)
+{
+    if (p < 2)
+        return 0;
+    const ddl_link_t *l = &m->link[dim];
+    int k = ddl_log2_floor(p), core = 1 << k;
+    double t = 2.0 * k * l->alpha + 2.0 * (core - 1) / core * b * l->beta + (double)(core - 1) / core * b * m->gamma;
+    if (core != p) /* the extra ranks hand their data in and get the result back */
+        t += 2 * l->alpha + 2 * b * l->beta + b * m->gamma;
+    return t;
+}

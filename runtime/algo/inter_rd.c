@@ -53,3 +53,13 @@ int ddl_rd_build(int rank, int size, size_t n, ddl_step_t *steps)
     }
     return k;
 }
+
+/* The model's time: log2(P) steps of the whole chunk, two more with extra ranks. */
+double ddl_model_rd(const ddl_model_t *m, int dim, int p, double b)
+{
+    if (p < 2)
+        return 0;
+    const ddl_link_t *l = &m->link[dim];
+    int k = ddl_log2_floor(p), steps = k + ((1 << k) == p ? 0 : 2);
+    return steps * (l->alpha + b * (l->beta + m->gamma));
+}

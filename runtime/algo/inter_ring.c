@@ -38,3 +38,12 @@ int ddl_ring_build(int rank, int size, size_t n, ddl_step_t *steps)
     int k = ddl_ring_pass(rank, size, right, left, 0, n, 0, 0, steps);
     return k + ddl_ring_pass(rank, size, right, left, 0, n, 1, 0, steps + k);
 }
+
+/* The model's time: 2(P-1) steps, each moving and reducing 1/P of the data. */
+double ddl_model_ring(const ddl_model_t *m, int dim, int p, double b)
+{
+    if (p < 2)
+        return 0;
+    const ddl_link_t *l = &m->link[dim];
+    return 2.0 * (p - 1) * l->alpha + 2.0 * (p - 1) / p * b * l->beta + (double)(p - 1) / p * b * m->gamma;
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The alpha-beta cost model (model.h).  Pure; uses the algorithm table for
- * each algorithm's cost. */
+ * each algorithm's cost, which lives in the algorithm's own file
+ * (inter_ring.c, inter_rd.c, inter_rab.c). */
 #include "config.h"
 
 #include <math.h>
@@ -9,36 +10,6 @@
 #include "inter.h"
 #include "model.h"
 #include "parse.h"
-#include "steps.h"
-
-double ddl_model_ring(const ddl_model_t *m, int dim, int p, double b)
-{
-    if (p < 2)
-        return 0;
-    const ddl_link_t *l = &m->link[dim];
-    return 2.0 * (p - 1) * l->alpha + 2.0 * (p - 1) / p * b * l->beta + (double)(p - 1) / p * b * m->gamma;
-}
-
-double ddl_model_rd(const ddl_model_t *m, int dim, int p, double b)
-{
-    if (p < 2)
-        return 0;
-    const ddl_link_t *l = &m->link[dim];
-    int k = ddl_log2_floor(p), steps = k + ((1 << k) == p ? 0 : 2);
-    return steps * (l->alpha + b * (l->beta + m->gamma));
-}
-
-double ddl_model_rab(const ddl_model_t *m, int dim, int p, double b)
-{
-    if (p < 2)
-        return 0;
-    const ddl_link_t *l = &m->link[dim];
-    int k = ddl_log2_floor(p), core = 1 << k;
-    double t = 2.0 * k * l->alpha + 2.0 * (core - 1) / core * b * l->beta + (double)(core - 1) / core * b * m->gamma;
-    if (core != p) /* the extra ranks hand their data in and get the result back */
-        t += 2 * l->alpha + 2 * b * l->beta + b * m->gamma;
-    return t;
-}
 
 int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost)
 {

@@ -28,7 +28,8 @@
 #define DDL_MODEL_RAB_MARGIN (1.0 / 0.8)
 
 /* Each lane algorithm's cost (ddl_model_ring, _rd, _rab) is declared with its
- * row (inter.h). */
+ * row (inter.h) and defined in its file (inter_ring.c, inter_rd.c,
+ * inter_rab.c). */
 
 /* The cheapest lane algorithm (a row of inter_algos.def, by its cost and
  * margin) for a chunk of `bytes` over p nodes; *cost gets its modelled seconds when not NULL. */

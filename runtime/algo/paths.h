@@ -28,7 +28,8 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multirin
  * the owner's own pointers (NULL on helpers). */
 ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_send, void *own_recv);
 /* A lane call's chunk goes out (one node: its reduce begins): the first time
- * in the call, its start phase ends (core/phases.h). */
+ * in the call, its start phase ends (core/phases.h).  In pipeline_link.c,
+ * which starts the chunks. */
 void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call);
 /* The chunk a lane call of `bytes` uses before online selection scales it: the
  * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */

@@ -14,6 +14,16 @@
 _Static_assert(DDL_PH_WRITE_BACK - DDL_PH_REDUCE + 1 == DDL_STAGES,
                "the pipeline's stages are phases of a lane call (phases.h), in its order");
 
+void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
+{
+    if (call->started)
+        return;
+    call->started = 1;
+    double now = ddl_now();
+    c->phase_seconds[DDL_PH_START] += now - call->lane_at;
+    ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
+}
+
 /* The pipeline's link to the transport for one call. */
 struct transport_link {
     ddl_comm_t *c;

@@ -14,6 +14,7 @@
 #include "ddl.h"
 #include "ipc_cache.h"
 #include "shm.h"
+#include "poll.h"
 #include "signature.h"
 
 typedef enum {
@@ -118,23 +119,6 @@ size_t ddl_node_ctrl_size(int local_size);
 void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 
 
-/* Polls step(arg) until it returns 1 (done) or a negative ddl_status_t; every
- * 16 looks while it spins, and after every look once it naps, it checks the
- * deadline (timeout seconds from its first check) and the node's abort flag
- * (abort may be NULL); after the first 250 us it naps between looks
- * (oversubscribed nodes: let the peers and the training run).
- * Returns DDL_OK, step's status, or DDL_ERR_TIMED_OUT / DDL_ERR_PEER_FAILED
- * without a message: the caller says what it waited for. */
-ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort);
-
-/* The ddl_poll step for MPI requests: 1 once all n are complete (their
- * statuses in status, when not NULL), DDL_ERR_MPI on an error. */
-typedef struct {
-    MPI_Request *req;
-    MPI_Status *status;
-    int n;
-} ddl_mpi_wait_t;
-int ddl_mpi_done(void *arg);
 
 /* All local ranks meet; `what` names the phase in a timeout message. */
 ddl_status_t ddl_node_barrier(ddl_node_t *n, const char *what);

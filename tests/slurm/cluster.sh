@@ -7,6 +7,7 @@
 #
 #   tests/slurm/cluster.sh start [NODES]   NODES = 1 or 2 (default 2)
 #   tests/slurm/cluster.sh stop
+#   tests/slurm/cluster.sh restart         restart the slurmd daemons (as an admin does)
 #   tests/slurm/cluster.sh env             print the exports a client needs
 #
 # State lives in $DDL_CLUSTER_DIR (default /tmp/ddl-cluster-$UID).  stop ends only
@@ -23,7 +24,10 @@
 #
 # DDL_CLUSTER_PLUGSTACK=FILE includes a site's plugstack file (the installed
 # sample /usr/share/ddl-lanes/ddl.conf, say) instead of the build tree's plugin,
-# with the cli_filter files installed beside it.
+# with the cli_filter files installed beside it.  DDL_CLUSTER_PLUGSTACK=none: a
+# cluster without DDL lanes, as a site has before it follows docs/admin.md:
+# plugstack.conf includes $DDL_CLUSTER_DIR/etc/plugstack.conf.d/*, empty, and
+# no cli_filter is configured.
 #
 # With DDL_CLUSTER_NETNS=PREFIX the daemons run in network namespaces made by
 # bench/emu-cluster.sh: slurmctld in PREFIX-hub, slurmd nN in PREFIX-nN, talking
@@ -79,7 +83,9 @@ write_config() {
     for i in 0 1 2 3; do
         [ -e "$dir/dev/nvidia$i" ] || mknod "$dir/dev/nvidia$i" c 195 "$i"
     done
-    local node_lines="" names="" shape gpus task_plugin constrain
+    local node_lines="" names="" shape gpus task_plugin constrain cli_filter=CliFilterPlugins=cli_filter/lua
+    local site=${DDL_CLUSTER_PLUGSTACK:-}
+    [ "$site" != none ] || cli_filter=
     if [ "${DDL_CLUSTER_TASK:-none}" = cgroup ]; then
         shape=$(slurmd -C | head -1 | grep -o 'CPUs=.* ThreadsPerCore=[0-9]*')
         gpus=1 task_plugin=task/affinity,task/cgroup constrain=yes
@@ -118,7 +124,7 @@ SelectTypeParameters=CR_Core
 GresTypes=gpu
 SlurmdParameters=config_overrides
 PlugStackConfig=$dir/etc/plugstack.conf
-CliFilterPlugins=cli_filter/lua
+$cli_filter
 MpiDefault=pmix
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
@@ -142,7 +148,11 @@ NodeName=n[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-$((gpus - 1))]
 CONF
     # DDL_CLUSTER_PLUGSTACK: a site's plugstack file (the installed sample,
     # say) included as is, with the cli_filter files installed beside it.
-    local site=${DDL_CLUSTER_PLUGSTACK:-}
+    if [ "$site" = none ]; then
+        mkdir -p "$dir/etc/plugstack.conf.d"
+        echo "include $dir/etc/plugstack.conf.d/*" > "$dir/etc/plugstack.conf"
+        return
+    fi
     if [ -n "$site" ]; then
         cp "$(dirname "$site")/cli_filter.lua" "$(dirname "$site")/ddl_lanes.lua" "$dir/etc/"
         echo "include $site" > "$dir/etc/plugstack.conf"
@@ -187,6 +197,29 @@ wait_idle() {
     die "nodes did not become idle in 30 s"
 }
 
+start_slurmd() {
+    local n=$1
+    mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"
+    in_node_sysfs "$n" unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
+}
+
+# Each slurmd ended by its pid file and started again, as systemctl restart does.
+restart() {
+    export SLURM_CONF=$conf
+    local nodes=0 f p n
+    for f in "$dir"/run/slurmd-n*.pid; do
+        [ -f "$f" ] || continue
+        p=$(cat "$f")
+        kill "$p" 2>/dev/null || true
+        for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$p" 2>/dev/null && die "slurmd $p did not stop in 10 s"
+        n=${f##*/slurmd-n}
+        start_slurmd "${n%.pid}"
+        nodes=$((nodes + 1))
+    done
+    wait_idle "$nodes"
+}
+
 start() {
     local nodes=${1:-2}
     [ "$(id -u)" -eq 0 ] || die "must run as root (it starts munged, slurmctld and slurmd)"
@@ -199,10 +232,7 @@ start() {
     start_munge
     export SLURM_CONF=$conf
     in_hub slurmctld -c -f "$conf"
-    for n in $(seq 1 "$nodes"); do
-        mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"
-        in_node_sysfs "$n" unshare --uts sh -c "hostname n$n && exec slurmd -f '$conf' -N n$n"
-    done
+    for n in $(seq 1 "$nodes"); do start_slurmd "$n"; done
     wait_idle "$nodes"
     echo "cluster: $nodes node(s) up; export SLURM_CONF=$conf"
 }
@@ -230,6 +260,7 @@ stop() {
 case "${1:-}" in
     start) start "${2:-2}" ;;
     stop) stop ;;
+    restart) restart ;;
     env) echo "export SLURM_CONF=$conf" ;;
-    *) echo "usage: $0 start [1|2] | stop | env" >&2; exit 2 ;;
+    *) echo "usage: $0 start [1|2] | stop | restart | env" >&2; exit 2 ;;
 esac

@@ -125,11 +125,71 @@ if [ ${#objs[@]} -gt 0 ]; then
         symbols_up=1
     fi
 fi
+# Circles: files that use each other's functions, directly or around a ring
+# (a -> b -> c -> a), which the layers cannot forbid inside one folder.  The
+# known ones are listed in tests/unit/circles.allow, one a line, its files
+# sorted and joined by " <-> "; a new one fails, and so does a listed one
+# that is gone, so that the list only shrinks.
+circles_allow=tests/unit/circles.allow
+circles_new= circles_gone= ncircles=0
+if [ ${#objs[@]} -gt 0 ]; then
+    circles=$(nm -A "${objs[@]}" | awk '
+        function source(o,   d, b) { d = o; sub(/\/\.libs\/.*/, "", d); sub(/.*\/runtime\//, "runtime/", d)
+                                     b = o; sub(/.*libddl_c[a-z]*_la-/, "", b); sub(/\.o:.*/, "", b); return d "/" b }
+        { obj = $1; sym = $NF; type = $(NF - 1) }
+        type ~ /^[TDBR]$/ { def[sym] = source(obj) }
+        type == "U" { use[++u] = source(obj) " " sym }
+        END { for (i = 1; i <= u; i++) { split(use[i], x, " "); d = def[x[2]]
+                  if (d != "" && d != x[1]) print x[1] ".c " d ".c" } }' | sort -u | python3 -c '
+import sys
+sys.setrecursionlimit(10000)
+graph = {}
+for line in sys.stdin:
+    a, b = line.split()
+    graph.setdefault(a, set()).add(b)
+    graph.setdefault(b, set())
+index, low, stack, on, out = {}, {}, [], set(), []
+def visit(v):  # Tarjan: the strongly connected components
+    index[v] = low[v] = len(index)
+    stack.append(v); on.add(v)
+    for w in graph[v]:
+        if w not in index:
+            visit(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); on.discard(w); comp.append(w)
+            if w == v: break
+        if len(comp) > 1:
+            out.append(" <-> ".join(sorted(comp)))
+for v in sorted(graph):
+    if v not in index:
+        visit(v)
+print("\n".join(sorted(out)))')
+    [ $? -eq 0 ] || { echo "FAIL: the circles' check itself failed (nm, awk or python3)"; fails=1; }
+    ncircles=$(grep -c . <<< "$circles")
+    circles_new=$(LC_ALL=C comm -23 <(grep . <<< "$circles" | LC_ALL=C sort) <(grep -v '^#' "$circles_allow" | LC_ALL=C sort))
+    circles_gone=$(LC_ALL=C comm -13 <(grep . <<< "$circles" | LC_ALL=C sort) <(grep -v '^#' "$circles_allow" | LC_ALL=C sort))
+    if [ -n "$circles_new" ]; then
+        echo "FAIL: files that use each other (a circle; break it by moving what both need down or into one file):"
+        sed 's/^/  /' <<< "$circles_new"
+        fails=1
+    fi
+    if [ -n "$circles_gone" ]; then
+        echo "FAIL: $circles_allow lists circles that are gone; remove them from the list:"
+        sed 's/^/  /' <<< "$circles_gone"
+        fails=1
+    fi
+fi
 [ $symbols_up -eq 0 ] || fails=1
 if [ $fails -eq 0 ]; then
     if [ -s "$up" ]; then echo "PASS: no new upward include ($(wc -l < "$up") known ones in $allow, to be removed)"
     else echo "PASS: no include goes up a layer"; fi
     [ ${#objs[@]} -gt 0 ] && echo "PASS: no object uses a symbol of a layer above (${#objs[@]} objects of libddl_core and the CUDA module)" ||
         echo "# the symbols' check needs the built library (make), not found under $top_builddir"
+    [ ${#objs[@]} -eq 0 ] || { [ "$ncircles" -gt 0 ] && echo "PASS: no new circle ($ncircles known ones in $circles_allow, to be removed)" ||
+        echo "PASS: no two files use each other, directly or around a ring"; }
 fi
 exit $fails
