@@ -148,18 +148,19 @@ export SLURM_CONF=$DDL_CLUSTER_DIR/etc/slurm.conf OMPI_MCA_mpi_yield_when_idle=1
 tuning_written=1
 guide=$(awk '/^## Enable/ { e = 1; next } /^## / { e = 0 } e && /^ *```sh/ { f = 1; next } /^ *```/ { f = 0; next } e && f' \
         "$top/docs/admin.md" | sed 's/^ *//; s/ *# .*//; /^#/d; /^$/d')
-steps=0 out=
+steps=0 out= last=
 while read -r line; do
+    last=$line
     cmd=$(sed "s|/etc/slurm/|$DDL_CLUSTER_DIR/etc/|g; s|^systemctl restart slurmd\$|$top/tests/slurm/cluster.sh restart|" <<< "$line")
     out=$(cd "$work" && timeout 300 bash -c "$cmd" 2>&1 < /dev/null) && rc=0 || rc=$?
     steps=$((steps + 1))
     [ $rc -eq 0 ] || { fail "docs/admin.md, Enable, step $steps: $line (exit $rc)"; tail -8 <<< "$out"; break; }
 done <<< "$guide"
-if [ $rc -eq 0 ] && [[ $line == "srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench"* ]] &&
+if [ $rc -eq 0 ] && [[ $last == "srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench"* ]] &&
         grep -q "Out of bounds values : 0 OK" <<< "$out" && grep -q "2 nodes x 2 GPUs x 2 lanes" <<< "$out"; then
-    pass "docs/admin.md's Enable in order on a cluster without DDL lanes: $steps commands, ending in $line (results checked)"
+    pass "docs/admin.md's Enable in order on a cluster without DDL lanes: $steps commands, ending in $last (results checked)"
 elif [ $rc -eq 0 ]; then
-    fail "docs/admin.md's Enable: $steps commands ran, but the last is not a checked 2-node ddl-bench: $line"; tail -5 <<< "$out"
+    fail "docs/admin.md's Enable: $steps commands ran, but the last is not a checked 2-node ddl-bench: $last"; tail -5 <<< "$out"
 fi
 out=$(DDL_DEBUG=INFO timeout 120 srun -N2 --gpus-per-node=2 --ddl-lanes=2 ddl-bench -b 1M -e 1M -n 1 -w 0 2>&1) && rc=0 || rc=$?
 [ $rc -eq 0 ] && grep -q "measured: tuning file /etc/ddl/tuning.conf" <<< "$out" &&
