@@ -13,7 +13,6 @@
 
 #include "ddl.h"
 #include "log.h"
-#include "params.h"
 #include "parse.h"
 
 static ddl_log_level_t log_level = DDL_LOG_WARN;
@@ -24,6 +23,26 @@ static int log_rank = -1;
 static char log_host[64];
 static _Thread_local char last_error[512];
 static bool log_timestamps, log_version_once;
+/* Where the settings come from (ddl_log_lookup): the environment until the
+ * settings' table hands over its own lookup. */
+static const char *environment(const char *name)
+{
+    return getenv(name);
+}
+static const char *(*log_lookup)(const char *name) = environment;
+
+void ddl_log_lookup(const char *(*lookup)(const char *name))
+{
+    log_lookup = lookup;
+    log_ready = false; /* read again at the next use: PowerAI's -dbg_level after an earlier error's line */
+}
+
+/* A setting's value; NULL where it is unset or empty (log's defaults hold). */
+static const char *setting(const char *name)
+{
+    const char *v = log_lookup(name);
+    return v && *v ? v : NULL;
+}
 
 static const char *const level_names[] = {"NONE", "WARN", "INFO", "TRACE", NULL};
 static const struct {
@@ -81,21 +100,24 @@ void ddl_log_init(int rank)
         return;
     log_ready = true;
     gethostname(log_host, sizeof(log_host) - 1);
+    if (log_file && log_file != stderr)
+        fclose(log_file); /* read again (ddl_log_lookup): DDL_DEBUG_FILE is opened anew */
     log_file = stderr;
-    const char *level = ddl_param_string("DDL_DEBUG");
-    int idx, version = strcasecmp(level, "VERSION") == 0, stamp = 0;
-    if (version)
+    const char *level = setting("DDL_DEBUG"), *stamp_text = setting("DDL_DEBUG_TIMESTAMP");
+    const char *subsys = setting("DDL_DEBUG_SUBSYS"), *path = setting("DDL_DEBUG_FILE");
+    int idx, version = level && strcasecmp(level, "VERSION") == 0, stamp = 0;
+    if (!level || version)
         log_level = DDL_LOG_WARN;
     else if (ddl_parse_enum(level, level_names, &idx) == 0)
         log_level = (ddl_log_level_t)idx;
     else
         fprintf(stderr, "ddl: DDL_DEBUG=%s is not one of NONE, VERSION, WARN, INFO, TRACE; using WARN\n", level);
-    if (ddl_parse_bool(ddl_param_string("DDL_DEBUG_TIMESTAMP"), &stamp) == 0)
+    if (stamp_text && ddl_parse_bool(stamp_text, &stamp) == 0)
         log_timestamps = stamp;
     log_version_once = version || log_level >= DDL_LOG_INFO;
-    log_subsys = parse_subsys(ddl_param_string("DDL_DEBUG_SUBSYS"));
-    const char *path = ddl_param_string("DDL_DEBUG_FILE");
-    if (path[0]) {
+    if (subsys)
+        log_subsys = parse_subsys(subsys);
+    if (path) {
         /* %h and %p make one file per host and process. */
         char name[PATH_MAX];
         if (expand_log_path(path, name, sizeof(name)) != 0) {

@@ -24,6 +24,11 @@ typedef enum {
 int ddl_log_expand_path(const char *path, const char *host, int pid, int rank, char *out, size_t len);
 /* Reads DDL_DEBUG* once; later calls only update the rank shown in the prefix. */
 void ddl_log_init(int rank);
+/* Where ddl_log_init reads DDL_DEBUG*: the environment (getenv) until the
+ * settings' table (params.c) hands over its lookup, which adds the values
+ * PowerAI's options set.  log reads no setting of its own accord: it is
+ * below the settings, which log their own errors. */
+void ddl_log_lookup(const char *(*lookup)(const char *name));
 /* The version line of DDL_DEBUG=VERSION, INFO and TRACE: once per process. */
 void ddl_log_version(void);
 bool ddl_log_enabled(ddl_log_level_t level, unsigned subsys);

@@ -154,6 +154,7 @@ ddl_status_t ddl_params_overlay(const char *name, const char *value)
     size_t i = (size_t)(p - params);
     snprintf(overlay[i], sizeof(overlay[i]), "%s", value);
     overlaid[i] = 1;
+    ddl_log_lookup(ddl_param_string); /* the log's settings may now differ from the environment's */
     return DDL_OK;
 }
 

@@ -68,6 +68,18 @@ for np in 2 4; do
 done
 run c 4 "PowerAI C" DDL_OPTIONS="-mode r:2x2" DDL_NODE_SIZE=2  # 2 virtual nodes x 2 GPUs
 run mpi 4 "PowerAI MPI" DDL_OPTIONS="-mode r:2x2" DDL_NODE_SIZE=2
+# -dbg_level 1 is DDL_DEBUG=INFO, even after the program's first ddl_init
+# failed (its line was logged before the option was read); without it, none.
+if [ -x "$tmp/c" ]; then
+    info=()
+    for opts in "-mode r:2 -dbg_level 1" "-mode r:2"; do
+        info+=("$(env LD_LIBRARY_PATH="$lib" DDL_OPTIONS="$opts" DDL_TIMEOUT=60 timeout 120 $MPIRUN -np 2 "$tmp/c" 2>&1 |
+                  grep -c " DDL INFO ")")
+    done
+    [ "${info[0]}" -gt 0 ] && [ "${info[1]}" -eq 0 ] &&
+        pass "DDL_OPTIONS=-dbg_level 1 logs at INFO (${info[0]} lines; none without it)" ||
+        fail "-dbg_level 1: ${info[0]} INFO lines, ${info[1]} without it"
+fi
 # ddlrun: the launch lines of 2 hosts x 4 GPUs x 2 lanes, then a real run here.
 out=$(env -u SLURM_JOB_ID -u DDL_OPTIONS "$bin/ddlrun" --dry-run -H host1,host2 --gpus-per-node 4 --lanes 2 ./train --epochs 3 2>&1)
 x="-x DDL_LANES -x DDL_GPUS_PER_NODE -x DDL_OPTIONS -x DDL_HELPERS"
