@@ -112,7 +112,7 @@ static ddl_status_t map_buffers(ddl_comm_t *c, struct ddl_gpu *g, const void *ow
     const ddl_comm_info_t *in = &c->info;
     for (int k = 0; k < v->gpus; k++) {
         int owner = k * in->lanes;
-        const ddl_node_req_t *rq = &c->node.ctrl->slots[owner].req;
+        const ddl_node_req_t *rq = ddl_node_request(&c->node, owner);
         if (owner == in->local_rank) {
             v->in[k] = own_send;
             v->out[k] = own_recv;
@@ -141,7 +141,7 @@ ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_
     int prev_dev = -1;
     (void)cudaGetDevice(&prev_dev); /* the caller's device is restored on return */
     struct ddl_gpu *g;
-    const ddl_node_req_t *mine = &c->node.ctrl->slots[in->gpu * in->lanes].req;
+    const ddl_node_req_t *mine = ddl_node_request(&c->node, in->gpu * in->lanes);
     ddl_status_t st = ddl_gpu_state(c, mine->pci_bus_id, &g);
     if (st == DDL_OK)
         st = map_buffers(c, g, own_send, own_recv, &v);

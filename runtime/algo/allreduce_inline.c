@@ -38,29 +38,30 @@ int ddl_halves_fit(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes)
 {
-    memcpy(c->node.ctrl->slots[c->info.local_rank].box[c->seq & 1].data, sendbuf, bytes);
+    memcpy(ddl_node_mailbox(&c->node, c->info.local_rank, c->seq)->data, sendbuf, bytes);
 }
 
 void ddl_inline_reduce(ddl_comm_t *c, void *recvbuf, size_t count, ddl_dtype_t dtype, ddl_redop_t op)
 {
     const ddl_comm_info_t *in = &c->info;
-    const ddl_slot_t *slots = c->node.ctrl->slots;
-    unsigned parity = c->seq & 1;
+    const unsigned char *data[DDL_MAX_GPUS]; /* each owner's data of this call, in its mailbox */
+    for (int g = 0; g < in->gpus_per_node; g++)
+        data[g] = ddl_node_mailbox(&c->node, g * in->lanes, c->seq)->data;
     size_t bytes = count * ddl_dtype_size(dtype);
     /* The peers' lines are in their writers' caches: ask for all of them at
      * once, rather than one after the other as the reduce reaches them. */
     for (int g = 0; g < in->gpus_per_node; g++)
         for (size_t off = 0; off < bytes; off += 64)
-            __builtin_prefetch(slots[g * in->lanes].box[parity].data + off);
+            __builtin_prefetch(data[g] + off);
     /* Into a copy first: recvbuf may be this owner's own input (in place). */
     _Alignas(64) unsigned char acc[DDL_INLINE_BYTES];
     if (in->gpus_per_node == 1) {
-        memcpy(acc, slots[0].box[parity].data, bytes);
+        memcpy(acc, data[0], bytes);
     } else {
         ddl_reduce_fn_t fn = ddl_reduce_fn(dtype, op);
-        fn(acc, slots[0].box[parity].data, slots[in->lanes].box[parity].data, count);
+        fn(acc, data[0], data[1], count);
         for (int g = 2; g < in->gpus_per_node; g++)
-            fn(acc, acc, slots[g * in->lanes].box[parity].data, count);
+            fn(acc, acc, data[g], count);
     }
     if (op == DDL_REDOP_AVG)
         ddl_avg_finish(acc, count, dtype, in->gpus_per_node);

@@ -141,7 +141,7 @@ static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, s
 static ddl_status_t post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
 {
     size_t count = (size_t)sig->count, bytes = count * ddl_dtype_size((ddl_dtype_t)sig->dtype);
-    ddl_node_req_t *rq = &c->node.ctrl->slots[c->info.local_rank].req;
+    ddl_node_req_t *rq = ddl_node_request(&c->node, c->info.local_rank);
     /* Serve-mode helpers read this slot after the doorbell, and publish their
      * call right after: the last request must have been taken before it is
      * rewritten.  A call that ended at the meeting (a peer on another path)
@@ -183,7 +183,7 @@ static ddl_loc_kind_t node_memory(const ddl_comm_t *c, int *why)
 {
     int device = 0;
     for (int g = 0; g < c->info.gpus_per_node; g++) {
-        int kind = c->node.ctrl->slots[g * c->info.lanes].req.in_kind;
+        int kind = ddl_node_request(&c->node, g * c->info.lanes)->in_kind;
         if (kind == DDL_LOC_INVALID) {
             *why = g;
             return DDL_LOC_INVALID;
@@ -252,7 +252,7 @@ static ddl_status_t check_signatures(ddl_comm_t *c, ddl_call_t *call, uint32_t s
 static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *sig, int other)
 {
     const ddl_comm_info_t *in = &c->info;
-    const ddl_mailbox_t *b = &c->node.ctrl->slots[other].box[seq & 1];
+    const ddl_mailbox_t *b = ddl_node_mailbox(&c->node, other, seq);
     ddl_sig_t theirs = ddl_sig_from_key(b->key);
     uint32_t their_seq = atomic_load_explicit(&b->seq, memory_order_acquire);
     char da[160], db[160];
@@ -368,11 +368,11 @@ static ddl_status_t meet_node(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *
 static int owners_shown(const ddl_comm_t *c, uint32_t seq)
 {
     for (int g = 0; g < c->info.gpus_per_node; g++) {
-        const ddl_slot_t *s = &c->node.ctrl->slots[g * c->info.lanes];
-        const ddl_mailbox_t *b = &s->box[seq & 1];
+        const ddl_mailbox_t *b = ddl_node_mailbox(&c->node, g * c->info.lanes, seq);
+        const ddl_node_req_t *rq = ddl_node_request(&c->node, g * c->info.lanes);
         if (atomic_load_explicit(&b->seq, memory_order_acquire) != seq ||
-            ddl_sig_from_key(b->key).algo == DDL_ALGO_MPI || s->req.in_kind != DDL_LOC_HEAP ||
-            s->req.out_kind != DDL_LOC_HEAP)
+            ddl_sig_from_key(b->key).algo == DDL_ALGO_MPI || rq->in_kind != DDL_LOC_HEAP ||
+            rq->out_kind != DDL_LOC_HEAP)
             return 0;
     }
     return 1;
@@ -426,7 +426,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
                           call->plan.lane_algo, call->plan.chunk, c->seq, 0};
     } else {
-        const ddl_node_req_t *orq = &c->node.ctrl->slots[in->gpu * in->lanes].req;
+        const ddl_node_req_t *orq = ddl_node_request(&c->node, in->gpu * in->lanes);
         call->plan = orq->plan;
         sig = orq->sig;
     }
@@ -437,7 +437,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         if (posted != DDL_OK)
             return posted;
     }
-    const ddl_node_req_t *mine = &c->node.ctrl->slots[in->local_rank].req;
+    const ddl_node_req_t *mine = ddl_node_request(&c->node, in->local_rank);
     /* Staged buffers go through in rounds as large as the stage area; when every
      * owner's buffers are shared, one round takes the whole message.  A staged
      * owner fills its first round before the first barrier; everyone learns
@@ -466,7 +466,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
              * is in and how it was called, whatever path it chose. */
             int early = 0, ahead = 0;
             if (in->local_rank == 0 && in->nnodes > 1) /* the node's decision, seen by all once it meets */
-                c->node.ctrl->slots[0].box[seq & 1].early = early = ddl_lane_early_choose(c, &sig);
+                ddl_node_publish_early(&c->node, seq, early = ddl_lane_early_choose(c, &sig));
             ddl_node_publish(&c->node, &sig, seq, 1);
             if (early > 0) {
                 if ((st = ddl_node_wait_owners(&c->node, in->lanes, in->gpus_per_node, seq,
@@ -484,7 +484,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
                     return st;
                 if (st != DDL_OK)
                     break;
-                call->early = call->sig_pending ? c->node.ctrl->slots[0].box[seq & 1].early : 0;
+                call->early = call->sig_pending ? ddl_node_early(&c->node, seq) : 0;
             }
         } else if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK) {
             break;
@@ -497,7 +497,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             return device_or_invalid(c, call, kind, why, sendbuf, recvbuf);
         int staged = 0;
         for (int g = 0; g < v.gpus; g++) {
-            const ddl_node_req_t *rq = &c->node.ctrl->slots[g * in->lanes].req;
+            const ddl_node_req_t *rq = ddl_node_request(&c->node, g * in->lanes);
             staged |= rq->in_kind == DDL_LOC_STAGE || rq->out_kind == DDL_LOC_STAGE;
             v.in[g] = loc_ptr(c, g, rq->in_kind, rq->in_off, r0 * v.esize);
             v.out[g] = (char *)loc_ptr(c, g, rq->out_kind, rq->out_off, r0 * v.esize);

@@ -35,7 +35,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
         for (int r = 1; r < size; r++)
             MPI_Irecv(all + (size_t)r * (size_t)n, n, MPI_DOUBLE, r, AGREE_TAG, comm, &req[r]);
         ddl_mpi_wait_t rq = {req + 1, NULL, size - 1};
-        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank);
+        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, ddl_node_abort_flag(&c->node));
         for (int r = 1; r < size && st == DDL_ERR_TIMED_OUT && missing < 0; r++) {
             int done = 0;
             MPI_Test(&req[r], &done, MPI_STATUS_IGNORE);
@@ -65,7 +65,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
             if (st != DDL_OK) {
                 for (int r = 1; r < size; r++)
                     MPI_Request_free(&req[r]);
-            } else if ((st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, &c->node.ctrl->abort_rank)) == DDL_OK) {
+            } else if ((st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, ddl_node_abort_flag(&c->node))) == DDL_OK) {
                 free(out);
             }
         } else if (st == DDL_OK) {
@@ -83,7 +83,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
         MPI_Isend(io, n, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[0]);
         MPI_Irecv(io + n, n + 1, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[1]);
         ddl_mpi_wait_t rq = {req, NULL, 2};
-        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), &c->node.ctrl->abort_rank);
+        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), ddl_node_abort_flag(&c->node));
         if (st == DDL_OK) {
             memcpy(answer, io + n, sizeof(double) * (size_t)(n + 1));
             free(io);

@@ -168,7 +168,7 @@ static ddl_status_t wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what,
 ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
                            void (*waiting_for)(void *arg, char *buf, size_t len))
 {
-    ddl_status_t st = ddl_poll(step, arg, c->set.timeout, &c->node.ctrl->abort_rank);
+    ddl_status_t st = ddl_poll(step, arg, c->set.timeout, ddl_node_abort_flag(&c->node));
     char msg[512]; /* written only after a timeout, the one case that reads it */
     if (st == DDL_ERR_TIMED_OUT) {
         char whom[400] = "";
@@ -198,7 +198,7 @@ ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const vo
         return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange");
     ddl_sig_exchange_t x;
     ddl_sig_peers_t p = {c->owners_sig, c->info.owner_rank, c->info.owner_size, c->info.rank, c->world_of_owner,
-                         c->shm_host, c->set.timeout, &c->node.ctrl->abort_rank, &c->sig_last};
+                         c->shm_host, c->set.timeout, ddl_node_abort_flag(&c->node), &c->sig_last};
     ddl_status_t st;
     if (sig->algo == DDL_ALGO_MPI && sig->lane_algo == DDL_SIG_HALVES)
         st = ddl_sig_exchange_halves(&x, &p, sig, data, result, c->sig_scratch);

@@ -40,6 +40,42 @@ void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size)
     ctrl->nranks = local_size;
 }
 
+void ddl_node_attach(ddl_node_t *n)
+{
+    n->ctrl = n->seg.base;
+    n->ctrl->slots[n->local_rank].pid = (int32_t)getpid();
+}
+
+ddl_node_req_t *ddl_node_request(const ddl_node_t *n, int local_rank)
+{
+    return &n->ctrl->slots[local_rank].req;
+}
+
+ddl_mailbox_t *ddl_node_mailbox(const ddl_node_t *n, int local_rank, uint32_t seq)
+{
+    return &n->ctrl->slots[local_rank].box[seq & 1];
+}
+
+void ddl_node_publish_early(ddl_node_t *n, uint32_t seq, int early)
+{
+    n->ctrl->slots[0].box[seq & 1].early = early; /* published with the signature (ddl_node_publish) */
+}
+
+int ddl_node_early(const ddl_node_t *n, uint32_t seq)
+{
+    return n->ctrl->slots[0].box[seq & 1].early;
+}
+
+void ddl_node_request_shutdown(ddl_node_t *n)
+{
+    n->ctrl->slots[n->local_rank].req.shutdown = 1;
+}
+
+const _Atomic int32_t *ddl_node_abort_flag(const ddl_node_t *n)
+{
+    return &n->ctrl->abort_rank;
+}
+
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected, double seconds)
 {
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};

@@ -118,6 +118,26 @@ typedef struct ddl_node {
 size_t ddl_node_ctrl_size(int local_size);
 void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 
+/* The control block is written and read through these, by what they mean;
+ * only node.c touches its fields.  At creation, the block at seg.base is this
+ * process's (its pid shown to its peers for liveness). */
+void ddl_node_attach(ddl_node_t *n);
+/* Local rank r's request: its buffers, plan and signature (an owner writes
+ * its own before it rings; helpers and the other owners read it). */
+ddl_node_req_t *ddl_node_request(const ddl_node_t *n, int local_rank);
+/* Local rank r's mailbox of call seq: the signature it showed, and on the
+ * small-message path its data. */
+ddl_mailbox_t *ddl_node_mailbox(const ddl_node_t *n, int local_rank, uint32_t seq);
+/* Local rank 0 publishes the node's decision for call seq (the key its first
+ * chunks leave under before the owners' exchange, 0: after it) before the
+ * node meets; every rank reads it once the node has met. */
+void ddl_node_publish_early(ddl_node_t *n, uint32_t seq, int early);
+int ddl_node_early(const ddl_node_t *n, uint32_t seq);
+/* Serve mode: this owner's helpers end their ddl_serve at the next doorbell. */
+void ddl_node_request_shutdown(ddl_node_t *n);
+/* The node's abort flag, for ddl_poll: set when a local rank fails. */
+const _Atomic int32_t *ddl_node_abort_flag(const ddl_node_t *n);
+
 
 
 /* All local ranks meet; `what` names the phase in a timeout message. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The always-on agreement check (signature.h): signatures compared in the
- * node's control block and exchanged among the owners.  Uses core and the
- * names of the settings' values (choices.h). */
+/* The always-on agreement check (signature.h): the signatures' key and
+ * their exchange among the owners (the node's checks of its control block
+ * are node_checks.c).  Uses core and the names of the settings' values
+ * (choices.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include "choices.h"
 #include "log.h"
 #include "mpi_types.h"
-#include "node.h"
+#include "poll.h"
 #include "reduce.h"
 #include "signature.h"
 
@@ -86,67 +87,6 @@ _Static_assert(DDL_INTER_COUNT <= 1 << LANE_BITS, "lane_algo fits (on the MPI pa
 _Static_assert(DDL_ALGO_COUNT <= 1 << ALGO_BITS, "algo fits");
 _Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_BITS, "op and dtype fit");
 
-/* The mailboxes hold packed signatures (node.h); the key's functions are below. */
-static int same_key(const int64_t *a, const int64_t *b);
-static int same_key_but_bad(const int64_t *a, const int64_t *b);
-
-/* A rank of this node refused its own arguments to the call: the others
- * fail it with it, as a mismatch. */
-static ddl_status_t refused_error(const ddl_node_t *n, int r)
-{
-    return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
-                     "rank %d) refused its own arguments to this call (its message says why); the call fails on "
-                     "every rank, and the next one pairs up as usual", n->host, n->node, n->world_of_local[r], r);
-}
-
-ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)
-{
-    const int64_t *first = n->ctrl->slots[0].box[seq & 1].key;
-    *node_sig = ddl_sig_from_key(first);
-    for (int r = 1; r < n->local_size; r++) {
-        const int64_t *other = n->ctrl->slots[r].box[seq & 1].key;
-        if (same_key(first, other))
-            continue;
-        ddl_sig_t a = *node_sig, b = ddl_sig_from_key(other);
-        node_sig->bad = DDL_SIG_NODE_DISAGREES;
-        if (a.bad == DDL_SIG_REFUSED || b.bad == DDL_SIG_REFUSED)
-            return refused_error(n, a.bad == DDL_SIG_REFUSED ? 0 : r);
-        char da[160], db[160];
-        ddl_sig_describe(&a, da, sizeof(da));
-        ddl_sig_describe(&b, db, sizeof(db));
-        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
-                         "rank 0) with %s; rank %d (local rank %d) with %s; every rank must pass the same count, type "
-                         "and op, in the same order", n->host, n->node, n->world_of_local[0], da,
-                         n->world_of_local[r], r, db);
-    }
-    return DDL_OK;
-}
-
-ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint32_t seq)
-{
-    const int64_t *first = n->ctrl->slots[0].box[seq & 1].key;
-    for (int g = 0; g < gpus; g++) {
-        const int64_t *other = n->ctrl->slots[g * lanes].box[seq & 1].key;
-        if ((other[K_REST] & BITS(BAD_BITS)) == DDL_SIG_BAD_BUFFER) /* the key's lowest field */
-            return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
-                            "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
-        if ((other[K_REST] & BITS(BAD_BITS)) == DDL_SIG_REFUSED)
-            return refused_error(n, g * lanes);
-        if (same_key_but_bad(first, other))
-            continue;
-        ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
-        a.bad = b.bad = 0;
-        char da[160], db[160];
-        ddl_sig_describe(&a, da, sizeof(da));
-        ddl_sig_describe(&b, db, sizeof(db));
-        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (GPU "
-                         "0's owner) with %s; rank %d (GPU %d's owner) with %s; every rank must pass the same count, "
-                         "type and op, in the same order", n->host, n->node, n->world_of_local[0], da,
-                         n->world_of_local[g * lanes], g, db);
-    }
-    return DDL_OK;
-}
-
 void ddl_sig_key(const ddl_sig_t *s, int64_t *k)
 {
     uint64_t r = s->seq;
@@ -158,6 +98,11 @@ void ddl_sig_key(const ddl_sig_t *s, int64_t *k)
     k[K_COUNT] = s->count; /* checked: 0 or more */
     k[K_CHUNK] = (int64_t)s->chunk; /* bytes of a buffer, or a flag */
     k[K_REST] = (int64_t)r;
+}
+
+int ddl_sig_key_bad(const int64_t *k)
+{
+    return (int)(k[K_REST] & BITS(BAD_BITS)); /* the key's lowest field */
 }
 
 ddl_sig_t ddl_sig_from_key(const int64_t *k)
@@ -177,12 +122,12 @@ ddl_sig_t ddl_sig_from_key(const int64_t *k)
     return s;
 }
 
-static int same_key(const int64_t *a, const int64_t *b)
+int ddl_sig_key_same(const int64_t *a, const int64_t *b)
 {
     return a[K_COUNT] == b[K_COUNT] && a[K_CHUNK] == b[K_CHUNK] && a[K_REST] == b[K_REST];
 }
 
-static int same_key_but_bad(const int64_t *a, const int64_t *b)
+int ddl_sig_key_same_but_bad(const int64_t *a, const int64_t *b)
 {
     return a[K_COUNT] == b[K_COUNT] && a[K_CHUNK] == b[K_CHUNK] &&
            ((a[K_REST] ^ b[K_REST]) & ~(int64_t)BITS(BAD_BITS)) == 0;
@@ -449,7 +394,7 @@ static ddl_status_t swap(const ddl_sig_peers_t *p, int peer, const sig_msg_t *se
 static int combine_msg(sig_msg_t *mine, const sig_msg_t *theirs, int their_len, int me_first, const ddl_sig_t *s,
                        const void *src, void *out)
 {
-    int same = agreed(mine->key) && same_key(mine->key, theirs->key);
+    int same = agreed(mine->key) && ddl_sig_key_same(mine->key, theirs->key);
     if (!same) {
         mine->key[K_REST] = DISAGREE;
         return 0;
@@ -613,7 +558,7 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
         if (st != DDL_OK)
             break;
         theirs = arrived(inbox, their_tag, tag, mine->key, &got);
-        if (!agreed(mine->key) || !same_key(mine->key, theirs->key) ||
+        if (!agreed(mine->key) || !ddl_sig_key_same(mine->key, theirs->key) ||
             (with_data && (size_t)got != offsetof(sig_msg_t, data) + want)) {
             mine->key[K_REST] = DISAGREE;
         } else if (with_data && want) { /* the lower rank's operand first, as the exchange */

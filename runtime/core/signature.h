@@ -41,7 +41,8 @@ typedef struct {
 void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);
 
 struct ddl_node;
-/* After the lane call's first meeting (ddl_node_meet): compare the
+/* The node's checks (node_checks.c).  After the lane call's first meeting
+ * (ddl_node_meet): compare the
  * signatures of call seq in every local rank's mailbox.  *node_sig gets local
  * rank 0's, marked bad on a difference; DDL_ERR_MISMATCH names two local
  * ranks that differ and their values.  Every rank of the node reaches the
@@ -60,6 +61,10 @@ ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus,
 #define DDL_SIG_KEY_WORDS 3
 void ddl_sig_key(const ddl_sig_t *s, int64_t *key);
 ddl_sig_t ddl_sig_from_key(const int64_t *key);
+/* Two keys the same; the same but for their bad field; the bad field alone. */
+int ddl_sig_key_same(const int64_t *a, const int64_t *b);
+int ddl_sig_key_same_but_bad(const int64_t *a, const int64_t *b);
+int ddl_sig_key_bad(const int64_t *key);
 
 /* One exchange of signatures over an MPI communicator. */
 typedef struct {

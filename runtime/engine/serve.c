@@ -23,7 +23,7 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
         if (st != DDL_OK)
             return ddl_comm_fail(c, st);
         c->doorbell_seen = bell;
-        const ddl_node_req_t *rq = &c->node.ctrl->slots[owner].req;
+        const ddl_node_req_t *rq = ddl_node_request(&c->node, owner);
         if (rq->shutdown)
             return DDL_OK;
         const ddl_sig_t *sig = &rq->sig;

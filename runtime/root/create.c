@@ -406,8 +406,7 @@ static ddl_status_t setup_shm(ddl_comm_t *c)
     n->seg.name[0] = '\0';
     for (int g = 0; g < G; g++)
         c->segs[g].name[0] = '\0';
-    n->ctrl = n->seg.base;
-    n->ctrl->slots[in->local_rank].pid = (int32_t)getpid();
+    ddl_node_attach(n);
     if (in->role == DDL_ROLE_OWNER)
         ddl_heap_init(&c->heap, c->set.stage_size, c->set.heap_size);
     MPI_Barrier(c->node_comm);
@@ -592,7 +591,7 @@ ddl_status_t ddl_comm_destroy(ddl_comm_t *c)
     ddl_engine_drain(c->engine); /* every posted request completes first */
     c->magic = DDL_COMM_DEAD;
     if (c->helper_mode == DDL_HELPERS_SERVE && c->info.role == DDL_ROLE_OWNER && !c->broken) {
-        c->node.ctrl->slots[c->info.local_rank].req.shutdown = 1;
+        ddl_node_request_shutdown(&c->node);
         ddl_node_ring(&c->node);
     }
     release(c);

@@ -63,7 +63,7 @@ static ddl_status_t ping_pong(ddl_comm_t *c, int a, int b, char *buf, size_t byt
     MPI_Request done;
     MPI_Ibarrier(c->owners, &done);
     ddl_mpi_wait_t w = {&done, NULL, 1};
-    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, c->set.timeout, &c->node.ctrl->abort_rank);
+    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, c->set.timeout, ddl_node_abort_flag(&c->node));
     if (st != DDL_OK)
         return ddl_error(st, "ddl-tune: rank %d: the owners did not all finish the ping-pong between owners %d and "
                          "%d within %.1f s (DDL_TIMEOUT)", c->info.rank, a, b, c->set.timeout);

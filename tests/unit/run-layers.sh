@@ -183,6 +183,18 @@ print("\n".join(sorted(out)))')
         fails=1
     fi
 fi
+# The CUDA module calls into libddl: every function it needs must leave
+# libddl (runtime/core/libddl.map), or the module fails to load at run time.
+module=$top_builddir/.libs/libddl-cuda.so
+if [ -f "$module" ] && [ -f "$top_builddir/.libs/libddl.so" ]; then
+    missing=$(LC_ALL=C comm -23 <(nm -D --undefined-only "$module" | awk '$2 ~ /^ddl_/ { print $2 }' | LC_ALL=C sort -u) \
+              <(nm -D --defined-only "$top_builddir/.libs/libddl.so" | awk '{ print $3 }' | LC_ALL=C sort -u))
+    if [ -n "$missing" ]; then
+        echo "FAIL: the CUDA module needs what libddl does not export (add it to runtime/core/libddl.map):"
+        sed 's/^/  /' <<< "$missing"
+        fails=1
+    fi
+fi
 [ $symbols_up -eq 0 ] || fails=1
 if [ $fails -eq 0 ]; then
     if [ -s "$up" ]; then echo "PASS: no new upward include ($(wc -l < "$up") known ones in $allow, to be removed)"

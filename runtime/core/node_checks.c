@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The node's checks of the agreement (signature.h): the signatures the
+ * node's ranks showed in their mailboxes of the control block, compared.
+ * Above the control block (node.c) and the signatures' key (signature.c). */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "log.h"
+#include "node.h"
+#include "signature.h"
+
+/* A rank of this node refused its own arguments to the call: the others
+ * fail it with it, as a mismatch. */
+static ddl_status_t refused_error(const ddl_node_t *n, int r)
+{
+    return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+                     "rank %d) refused its own arguments to this call (its message says why); the call fails on "
+                     "every rank, and the next one pairs up as usual", n->host, n->node, n->world_of_local[r], r);
+}
+
+ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)
+{
+    const int64_t *first = ddl_node_mailbox(n, 0, seq)->key;
+    *node_sig = ddl_sig_from_key(first);
+    for (int r = 1; r < n->local_size; r++) {
+        const int64_t *other = ddl_node_mailbox(n, r, seq)->key;
+        if (ddl_sig_key_same(first, other))
+            continue;
+        ddl_sig_t a = *node_sig, b = ddl_sig_from_key(other);
+        node_sig->bad = DDL_SIG_NODE_DISAGREES;
+        if (a.bad == DDL_SIG_REFUSED || b.bad == DDL_SIG_REFUSED)
+            return refused_error(n, a.bad == DDL_SIG_REFUSED ? 0 : r);
+        char da[160], db[160];
+        ddl_sig_describe(&a, da, sizeof(da));
+        ddl_sig_describe(&b, db, sizeof(db));
+        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+                         "rank 0) with %s; rank %d (local rank %d) with %s; every rank must pass the same count, type "
+                         "and op, in the same order", n->host, n->node, n->world_of_local[0], da,
+                         n->world_of_local[r], r, db);
+    }
+    return DDL_OK;
+}
+
+ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint32_t seq)
+{
+    const int64_t *first = ddl_node_mailbox(n, 0, seq)->key;
+    for (int g = 0; g < gpus; g++) {
+        const int64_t *other = ddl_node_mailbox(n, g * lanes, seq)->key;
+        int bad = ddl_sig_key_bad(other);
+        if (bad == DDL_SIG_BAD_BUFFER)
+            return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
+                            "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
+        if (bad == DDL_SIG_REFUSED)
+            return refused_error(n, g * lanes);
+        if (ddl_sig_key_same_but_bad(first, other))
+            continue;
+        ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
+        a.bad = b.bad = 0;
+        char da[160], db[160];
+        ddl_sig_describe(&a, da, sizeof(da));
+        ddl_sig_describe(&b, db, sizeof(db));
+        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (GPU "
+                         "0's owner) with %s; rank %d (GPU %d's owner) with %s; every rank must pass the same count, "
+                         "type and op, in the same order", n->host, n->node, n->world_of_local[0], da,
+                         n->world_of_local[g * lanes], g, db);
+    }
+    return DDL_OK;
+}
