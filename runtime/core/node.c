@@ -46,15 +46,6 @@ void ddl_node_attach(ddl_node_t *n)
     n->ctrl->slots[n->local_rank].pid = (int32_t)getpid();
 }
 
-ddl_node_req_t *ddl_node_request(const ddl_node_t *n, int local_rank)
-{
-    return &n->ctrl->slots[local_rank].req;
-}
-
-ddl_mailbox_t *ddl_node_mailbox(const ddl_node_t *n, int local_rank, uint32_t seq)
-{
-    return &n->ctrl->slots[local_rank].box[seq & 1];
-}
 
 void ddl_node_publish_early(ddl_node_t *n, uint32_t seq, int early)
 {

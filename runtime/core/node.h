@@ -119,15 +119,24 @@ size_t ddl_node_ctrl_size(int local_size);
 void ddl_node_ctrl_init(ddl_ctrl_t *ctrl, int local_size);
 
 /* The control block is written and read through these, by what they mean;
- * only node.c touches its fields.  At creation, the block at seg.base is this
- * process's (its pid shown to its peers for liveness). */
+ * only node.c touches its fields, but for the two accessors inline here: a
+ * call of each on the small-message path cost 0.07 us of 0.64 at 64 bytes
+ * (2 owners on one node, ddl-bench, alternating runs).  At creation, the
+ * block at seg.base is this process's (its pid shown to its peers for
+ * liveness). */
 void ddl_node_attach(ddl_node_t *n);
 /* Local rank r's request: its buffers, plan and signature (an owner writes
  * its own before it rings; helpers and the other owners read it). */
-ddl_node_req_t *ddl_node_request(const ddl_node_t *n, int local_rank);
+static inline ddl_node_req_t *ddl_node_request(const ddl_node_t *n, int local_rank)
+{
+    return &n->ctrl->slots[local_rank].req;
+}
 /* Local rank r's mailbox of call seq: the signature it showed, and on the
  * small-message path its data. */
-ddl_mailbox_t *ddl_node_mailbox(const ddl_node_t *n, int local_rank, uint32_t seq);
+static inline ddl_mailbox_t *ddl_node_mailbox(const ddl_node_t *n, int local_rank, uint32_t seq)
+{
+    return &n->ctrl->slots[local_rank].box[seq & 1];
+}
 /* Local rank 0 publishes the node's decision for call seq (the key its first
  * chunks leave under before the owners' exchange, 0: after it) before the
  * node meets; every rank reads it once the node has met. */

@@ -47,14 +47,14 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
     const int64_t *first = ddl_node_mailbox(n, 0, seq)->key;
     for (int g = 0; g < gpus; g++) {
         const int64_t *other = ddl_node_mailbox(n, g * lanes, seq)->key;
-        int bad = ddl_sig_key_bad(other);
-        if (bad == DDL_SIG_BAD_BUFFER)
+        int versus = ddl_sig_key_versus(first, other);
+        if (versus == 0)
+            continue;
+        if (versus == DDL_SIG_BAD_BUFFER)
             return ddl_fail(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on %s (rank %d) passed buffers "
                             "it cannot use (its message says why)", g, n->host, n->world_of_local[g * lanes]);
-        if (bad == DDL_SIG_REFUSED)
+        if (versus == DDL_SIG_REFUSED)
             return refused_error(n, g * lanes);
-        if (ddl_sig_key_same_but_bad(first, other))
-            continue;
         ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
         a.bad = b.bad = 0;
         char da[160], db[160];

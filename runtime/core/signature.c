@@ -100,9 +100,12 @@ void ddl_sig_key(const ddl_sig_t *s, int64_t *k)
     k[K_REST] = (int64_t)r;
 }
 
-int ddl_sig_key_bad(const int64_t *k)
+int ddl_sig_key_versus(const int64_t *first, const int64_t *other)
 {
-    return (int)(k[K_REST] & BITS(BAD_BITS)); /* the key's lowest field */
+    int bad = (int)(other[K_REST] & BITS(BAD_BITS)); /* the key's lowest field */
+    if (bad == DDL_SIG_BAD_BUFFER || bad == DDL_SIG_REFUSED)
+        return bad;
+    return ddl_sig_key_same_but_bad(first, other) ? 0 : -1;
 }
 
 ddl_sig_t ddl_sig_from_key(const int64_t *k)

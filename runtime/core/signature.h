@@ -61,10 +61,13 @@ ddl_status_t ddl_sig_check_owners(const struct ddl_node *n, int lanes, int gpus,
 #define DDL_SIG_KEY_WORDS 3
 void ddl_sig_key(const ddl_sig_t *s, int64_t *key);
 ddl_sig_t ddl_sig_from_key(const int64_t *key);
-/* Two keys the same; the same but for their bad field; the bad field alone. */
+/* Two keys the same; the same but for their bad field.  ddl_sig_key_versus,
+ * in one call for each owner of the node's check: DDL_SIG_BAD_BUFFER or
+ * DDL_SIG_REFUSED where other is so marked, else 0 where it is first's
+ * signature but for the bad field, else -1. */
 int ddl_sig_key_same(const int64_t *a, const int64_t *b);
 int ddl_sig_key_same_but_bad(const int64_t *a, const int64_t *b);
-int ddl_sig_key_bad(const int64_t *key);
+int ddl_sig_key_versus(const int64_t *first, const int64_t *other);
 
 /* One exchange of signatures over an MPI communicator. */
 typedef struct {
