@@ -19,6 +19,19 @@ static ddl_status_t refused_error(const ddl_node_t *n, int r)
                      "every rank, and the next one pairs up as usual", n->host, n->node, n->world_of_local[r], r);
 }
 
+/* Two of the node's ranks called differently: a and b, as the ranks of world
+ * rank ra (who_a: which it is on the node) and rb showed them. */
+static ddl_status_t called_differently(const ddl_node_t *n, const ddl_sig_t *a, int ra, const char *who_a,
+                                       const ddl_sig_t *b, int rb, const char *who_b)
+{
+    char da[160], db[160];
+    ddl_sig_describe(a, da, sizeof(da));
+    ddl_sig_describe(b, db, sizeof(db));
+    return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (%s) with "
+                     "%s; rank %d (%s) with %s; every rank must pass the same count, type and op, in the same order",
+                     n->host, n->node, ra, who_a, da, rb, who_b, db);
+}
+
 ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)
 {
     const int64_t *first = ddl_node_mailbox(n, 0, seq)->key;
@@ -31,13 +44,9 @@ ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *no
         node_sig->bad = DDL_SIG_NODE_DISAGREES;
         if (a.bad == DDL_SIG_REFUSED || b.bad == DDL_SIG_REFUSED)
             return refused_error(n, a.bad == DDL_SIG_REFUSED ? 0 : r);
-        char da[160], db[160];
-        ddl_sig_describe(&a, da, sizeof(da));
-        ddl_sig_describe(&b, db, sizeof(db));
-        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
-                         "rank 0) with %s; rank %d (local rank %d) with %s; every rank must pass the same count, type "
-                         "and op, in the same order", n->host, n->node, n->world_of_local[0], da,
-                         n->world_of_local[r], r, db);
+        char who[32];
+        snprintf(who, sizeof(who), "local rank %d", r);
+        return called_differently(n, &a, n->world_of_local[0], "local rank 0", &b, n->world_of_local[r], who);
     }
     return DDL_OK;
 }
@@ -57,13 +66,10 @@ ddl_status_t ddl_sig_check_owners(const ddl_node_t *n, int lanes, int gpus, uint
             return refused_error(n, g * lanes);
         ddl_sig_t a = ddl_sig_from_key(first), b = ddl_sig_from_key(other);
         a.bad = b.bad = 0;
-        char da[160], db[160];
-        ddl_sig_describe(&a, da, sizeof(da));
-        ddl_sig_describe(&b, db, sizeof(db));
-        return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (GPU "
-                         "0's owner) with %s; rank %d (GPU %d's owner) with %s; every rank must pass the same count, "
-                         "type and op, in the same order", n->host, n->node, n->world_of_local[0], da,
-                         n->world_of_local[g * lanes], g, db);
+        char who[32];
+        snprintf(who, sizeof(who), "GPU %d's owner", g);
+        return called_differently(n, &a, n->world_of_local[0], "GPU 0's owner", &b, n->world_of_local[g * lanes],
+                                  who);
     }
     return DDL_OK;
 }

@@ -71,12 +71,13 @@ static void load_module(void)
 {
     snprintf(module_why, sizeof(module_why), "no %s found beside libddl", DDL_GPU_MODULE_FILE);
     const char *named = getenv("DDL_CUDA_MODULE");
-    if (named && strcmp(named, "none") == 0)
-        snprintf(module_why, sizeof(module_why), "DDL_CUDA_MODULE=none");
-    else if (named && *named)
-        try_module(named, 1);
-    if (named && *named)
+    if (named && *named) {
+        if (strcmp(named, "none") == 0)
+            snprintf(module_why, sizeof(module_why), "DDL_CUDA_MODULE=none");
+        else
+            try_module(named, 1);
         return;
+    }
     Dl_info self;
     if (!dladdr((void *)load_module, &self) || !self.dli_fname)
         return;

@@ -56,18 +56,25 @@ if [ "${1:-}" = --list ]; then
     exit 0
 fi
 fails=0
-new=$(LC_ALL=C comm -23 "$up" <(grep -v '^#' "$allow" | LC_ALL=C sort))
-gone=$(LC_ALL=C comm -13 "$up" <(grep -v '^#' "$allow" | LC_ALL=C sort))
-if [ -n "$new" ]; then
-    echo "FAIL: includes that go up a layer (bottom to top: core gpu transport algo select engine root powerai/tools; spank uses core only):"
-    sed 's/^/  /' <<< "$new"
-    fails=1
-fi
-if [ -n "$gone" ]; then
-    echo "FAIL: $allow lists includes that are gone; remove them from the list:"
-    sed 's/^/  /' <<< "$gone"
-    fails=1
-fi
+# against_list FOUND LIST WHAT: what is found (lines) against a list that
+# only shrinks: a new line fails with WHAT, and so does a listed one that is gone.
+against_list() {
+    local found new gone
+    found=$(grep . <<< "$1" | LC_ALL=C sort)
+    new=$(LC_ALL=C comm -23 <(echo "$found") <(grep -v '^#' "$2" | LC_ALL=C sort) | grep .)
+    gone=$(LC_ALL=C comm -13 <(echo "$found") <(grep -v '^#' "$2" | LC_ALL=C sort) | grep .)
+    if [ -n "$new" ]; then
+        echo "FAIL: $3:"
+        sed 's/^/  /' <<< "$new"
+        fails=1
+    fi
+    if [ -n "$gone" ]; then
+        echo "FAIL: $2 lists $4 that are gone; remove them from the list:"
+        sed 's/^/  /' <<< "$gone"
+        fails=1
+    fi
+}
+against_list "$(cat "$up")" "$allow" "includes that go up a layer (bottom to top: core gpu transport algo select engine root powerai/tools; spank uses core only)" includes
 # The tools read no communicator's insides: no file of runtime/tools reaches
 # core/comm.h, directly or through the headers it includes (ddl-tune asks
 # through its interface, select/tune.h).
@@ -131,7 +138,7 @@ fi
 # sorted and joined by " <-> "; a new one fails, and so does a listed one
 # that is gone, so that the list only shrinks.
 circles_allow=tests/unit/circles.allow
-circles_new= circles_gone= ncircles=0
+ncircles=0
 if [ ${#objs[@]} -gt 0 ]; then
     circles=$(nm -A "${objs[@]}" | awk '
         function source(o,   d, b) { d = o; sub(/\/\.libs\/.*/, "", d); sub(/.*\/runtime\//, "runtime/", d)
@@ -170,18 +177,8 @@ for v in sorted(graph):
 print("\n".join(sorted(out)))')
     [ $? -eq 0 ] || { echo "FAIL: the circles' check itself failed (nm, awk or python3)"; fails=1; }
     ncircles=$(grep -c . <<< "$circles")
-    circles_new=$(LC_ALL=C comm -23 <(grep . <<< "$circles" | LC_ALL=C sort) <(grep -v '^#' "$circles_allow" | LC_ALL=C sort))
-    circles_gone=$(LC_ALL=C comm -13 <(grep . <<< "$circles" | LC_ALL=C sort) <(grep -v '^#' "$circles_allow" | LC_ALL=C sort))
-    if [ -n "$circles_new" ]; then
-        echo "FAIL: files that use each other (a circle; break it by moving what both need down or into one file):"
-        sed 's/^/  /' <<< "$circles_new"
-        fails=1
-    fi
-    if [ -n "$circles_gone" ]; then
-        echo "FAIL: $circles_allow lists circles that are gone; remove them from the list:"
-        sed 's/^/  /' <<< "$circles_gone"
-        fails=1
-    fi
+    against_list "$circles" "$circles_allow" \
+        "files that use each other (a circle; break it by moving what both need down or into one file)" circles
 fi
 # The CUDA module calls into libddl: every function it needs must leave
 # libddl (runtime/core/libddl.map), or the module fails to load at run time.
