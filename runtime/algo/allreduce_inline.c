@@ -10,6 +10,7 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "exchange.h"
 #include "log.h"
 #include "paths.h"
 #include "reduce.h"

@@ -15,6 +15,7 @@
 #include "chunks.h"
 #include "comm.h"
 #include "copy.h"
+#include "exchange.h"
 #include "gpu.h"
 #include "log.h"
 #include "model.h"
@@ -216,7 +217,7 @@ static ddl_status_t tell_other_nodes(ddl_comm_t *c, const ddl_sig_t *sig, int no
     snprintf(mine, sizeof(mine), "%s", ddl_last_error());
     ddl_sig_t told = *sig;
     told.bad = DDL_SIG_NODE_DISAGREES;
-    ddl_status_t st = ddl_comm_owners_agree(c, &told, NULL, NULL, node_agreed);
+    ddl_status_t st = ddl_owners_agree(c, &told, NULL, NULL, node_agreed);
     if (st != DDL_OK && st != DDL_ERR_MISMATCH && st != DDL_ERR_INVALID_ARG)
         return ddl_comm_fail(c, st);
     ddl_log_keep_error(mine);
@@ -225,7 +226,7 @@ static ddl_status_t tell_other_nodes(ddl_comm_t *c, const ddl_sig_t *sig, int no
 
 /* After the first meeting: the node's signatures; between nodes the owners
  * then carry the node's signature into the owners' exchange, after the first
- * chunk has been reduced and before it leaves (ddl_comm_finish_signature). */
+ * chunk has been reduced and before it leaves (ddl_owners_finish_signature). */
 static ddl_status_t check_signatures(ddl_comm_t *c, ddl_call_t *call, uint32_t seq)
 {
     ddl_sig_t node_sig;
@@ -294,7 +295,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
     char own[512] = "";
     if (mine_bad) /* its own reason, not the exchange's echo of it */
         snprintf(own, sizeof(own), "%s", ddl_last_error());
-    ddl_status_t st = ddl_comm_finish_signature(c, call);
+    ddl_status_t st = ddl_owners_finish_signature(c, call);
     if (st == DDL_ERR_MISMATCH || (st == DDL_ERR_INVALID_ARG && kind != DDL_LOC_INVALID))
         return meet_after_mismatch(c, st); /* another node's, found in the exchange */
     if (mine_bad && (st == DDL_OK || st == DDL_ERR_INVALID_ARG)) {
@@ -308,7 +309,7 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
                                   c->world_of_local[why * in->lanes])
                       : ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owners of node %d passed host and device "
                                   "buffers; all owners pass the same kind of memory", in->node);
-    ddl_status_t met = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results");
+    ddl_status_t met = ddl_node_barrier(&c->node, "lane allreduce: the node's results");
     if (kind == DDL_LOC_INVALID && met == DDL_OK)
         return st; /* a usage error: the communicator stays usable */
     st = st == DDL_OK ? met : st;
@@ -470,7 +471,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             ddl_node_publish(&c->node, &sig, seq, 1);
             if (early > 0) {
                 if ((st = ddl_node_wait_owners(&c->node, in->lanes, in->gpus_per_node, seq,
-                                               "lane allreduce: waiting for the node's owners")) != DDL_OK)
+                                               "lane allreduce: the node's owners")) != DDL_OK)
                     break;
                 lap(c, DDL_PH_BARRIER_IN, &last);
                 ahead = owners_shown(c, seq);
@@ -486,7 +487,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
                     break;
                 call->early = call->sig_pending ? ddl_node_early(&c->node, seq) : 0;
             }
-        } else if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's buffers")) != DDL_OK) {
+        } else if ((st = ddl_node_barrier(&c->node, "lane allreduce: the node's buffers")) != DDL_OK) {
             break;
         } else {
             lap(c, DDL_PH_BARRIER_IN, &last);
@@ -520,7 +521,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             if (meeting.ended)
                 return st;
             if (st == DDL_OK)
-                st = ddl_comm_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
+                st = ddl_owners_finish_signature(c, call); /* a rank with an empty slice has not waited for it */
         }
         /* The exchange found a difference, or an owner on another node
          * whose buffers cannot be used: a usage error, before anything was
@@ -532,7 +533,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         if (v.stream)
             ddl_copy_stream_fence(); /* the results are in memory before the barrier says so */
         lap(c, DDL_PH_NODES, &last);
-        if ((st = ddl_node_barrier(&c->node, "lane allreduce: waiting for the node's results")) != DDL_OK)
+        if ((st = ddl_node_barrier(&c->node, "lane allreduce: the node's results")) != DDL_OK)
             break;
         lap(c, DDL_PH_BARRIER_OUT, &last);
         if (owner && mine->out_kind == DDL_LOC_STAGE)

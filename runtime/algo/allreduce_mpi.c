@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "exchange.h"
 #include "gpu.h"
 #include "log.h"
 #include "mpi_types.h"
@@ -78,7 +79,7 @@ static ddl_sig_t mpi_sig(const ddl_call_t *call, int data_form, int early, const
  * (which it may reduce without a word, or abort on).  On one node they meet in
  * the control block, which costs little: the MPI call after it finds every
  * owner there.  Between nodes the owners' exchange of signatures carries them
- * (ddl_comm_owners_agree), and with them the data of messages up to
+ * (ddl_owners_agree), and with them the data of messages up to
  * DDL_SIG_DATA_BYTES, or DDL_SIG_EXCHANGE_BYTES when online selection chose
  * mpi/exchange (data_form 1), or up to DDL_SIG_HALVES_BYTES in halves with
  * mpi/halves (data_form DDL_SIG_HALVES): then that exchange is the whole call,
@@ -108,7 +109,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form
     } else {
         if (c->info.local_size > 1) /* for the node's ranks of a lane call, if any */
             ddl_node_publish(&c->node, &sig, c->seq, 0);
-        st = ddl_comm_owners_agree(c, &sig, data_form ? call->sendbuf : NULL, data_form ? recvbuf : NULL, 0);
+        st = ddl_owners_agree(c, &sig, data_form ? call->sendbuf : NULL, data_form ? recvbuf : NULL, 0);
         if (st == DDL_OK && data_form && op == DDL_REDOP_AVG)
             ddl_avg_finish(recvbuf, count, dtype, c->info.owner_size);
     }

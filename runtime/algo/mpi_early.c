@@ -50,6 +50,11 @@ ddl_status_t ddl_mpi_early_init(ddl_comm_t *c)
     MPI_Comm comm;
     if (MPI_Comm_dup(c->owners, &comm) != MPI_SUCCESS)
         return ddl_error(DDL_ERR_MPI, "MPI_Comm_dup (owners, early starts) failed");
+    ddl_status_t named = ddl_mpi_errors_watch(comm, "owners' early starts", &c->mpi_failure);
+    if (named != DDL_OK) {
+        MPI_Comm_free(&comm);
+        return named;
+    }
     if (!(c->mpi_early = calloc(1, sizeof(*c->mpi_early)))) {
         MPI_Comm_free(&comm);
         return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the MPI path's early starts");

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "comm.h"
+#include "exchange.h"
 #include "paths.h"
 #include "pipeline.h"
 #include "trace.h"
@@ -65,7 +66,7 @@ static ddl_status_t link_ready(void *ctx)
     const struct transport_link *l = ctx;
     ddl_status_t st = l->call->meet_rest ? l->call->meet_rest(l->call->meet_ctx) : DDL_OK;
     if (st == DDL_OK)
-        st = ddl_comm_finish_signature(l->c, l->call);
+        st = ddl_owners_finish_signature(l->c, l->call);
     if (l->early_slot < 0)
         return st;
     double now = ddl_now();

@@ -119,7 +119,7 @@ struct failed_word {
     MPI_Status status;
 };
 
-/* ddl_poll's step: has a lane peer's word on why it failed arrived? */
+/* A probe's step: has a lane peer's word on why it failed arrived? */
 static int failed_word_arrived(void *arg)
 {
     struct failed_word *w = arg;
@@ -128,22 +128,24 @@ static int failed_word_arrived(void *arg)
     return flag;
 }
 
-/* A wait of this rank timed out with message msg: wait briefly for a lane
- * peer's word on why it failed first, and report both (status st). */
-static ddl_status_t explain_timeout(ddl_comm_t *c, ddl_status_t st, const char *msg)
+/* A wait of this rank timed out (its message the last error): wait briefly
+ * for a lane peer's word on why it failed first, and report both. */
+static ddl_status_t explain_timeout(ddl_comm_t *c)
 {
-    char why[sizeof(c->broken_why)] = "";
+    char msg[512], why[sizeof(c->broken_why)] = "";
+    snprintf(msg, sizeof(msg), "%s", ddl_last_error());
     int from = -1;
     struct failed_word w = {.lane_comm = c->lane_comm};
-    if (c->lane_comm != MPI_COMM_NULL &&
-        ddl_poll(failed_word_arrived, &w, ddl_failure_grace(c->set.timeout), NULL) == DDL_OK) {
+    ddl_wait_how_t probe = {NULL, ddl_failure_grace(c->set.timeout), NULL, NULL, NULL};
+    if (c->lane_comm != MPI_COMM_NULL && ddl_wait_until(&probe, failed_word_arrived, &w) == DDL_OK) {
         MPI_Recv(why, (int)sizeof(why), MPI_CHAR, w.status.MPI_SOURCE, DDL_TAG_FAILED, c->lane_comm, MPI_STATUS_IGNORE);
         why[sizeof(why) - 1] = '\0';
         from = c->world_of_lane[w.status.MPI_SOURCE];
     }
     if (from < 0)
-        return ddl_error(st, "%s", msg);
-    return ddl_error(st, "%s; rank %d on %s, which failed first, says: %s", msg, from, c->hosts[from], why);
+        return ddl_error(DDL_ERR_TIMED_OUT, "%s", msg);
+    return ddl_error(DDL_ERR_TIMED_OUT, "%s; rank %d on %s, which failed first, says: %s", msg, from, c->hosts[from],
+                     why);
 }
 
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
@@ -153,30 +155,21 @@ ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
     return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: %s", what, reason);
 }
 
-/* A wait of this rank (for `what`) ended with st: a failed rank of its node
- * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>"; a
- * timeout becomes msg (the wait's own words: read only then), with a lane
- * peer's word on why it failed first when one comes within a
- * short grace; any other status is returned as it is. */
-static ddl_status_t wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what, const char *msg)
+ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what)
 {
+    if (st == DDL_ERR_MPI) /* MPI's own words on the failed call, which its handler kept */
+        return ddl_mpi_failure_check(&c->mpi_failure, what) != DDL_OK ? DDL_ERR_MPI
+                                                                       : ddl_error(st, "%s failed in MPI", what);
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, what);
-    return st == DDL_ERR_TIMED_OUT ? explain_timeout(c, st, msg) : st;
+    return st == DDL_ERR_TIMED_OUT ? explain_timeout(c) : st;
 }
 
 ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
                            void (*waiting_for)(void *arg, char *buf, size_t len))
 {
-    ddl_status_t st = ddl_poll(step, arg, c->set.timeout, ddl_node_abort_flag(&c->node));
-    char msg[512]; /* written only after a timeout, the one case that reads it */
-    if (st == DDL_ERR_TIMED_OUT) {
-        char whom[400] = "";
-        if (waiting_for)
-            waiting_for(arg, whom, sizeof(whom));
-        snprintf(msg, sizeof(msg), "%s timed out after %.1f s (DDL_TIMEOUT)%s", what, c->set.timeout, whom);
-    }
-    return wait_ended(c, st, what, msg);
+    ddl_wait_how_t w = {what, c->set.timeout, ddl_node_abort_flag(&c->node), waiting_for, NULL};
+    return ddl_comm_wait_ended(c, ddl_wait_until(&w, step, arg), what);
 }
 
 int ddl_comm_world_rank(const ddl_comm_t *c, MPI_Comm comm, int r)
@@ -189,50 +182,6 @@ int ddl_comm_world_rank(const ddl_comm_t *c, MPI_Comm comm, int r)
     MPI_Group_free(&mine);
     MPI_Group_free(&world);
     return w;
-}
-
-ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
-                                   int node_agreed)
-{
-    if (!c->sig_scratch && !(c->sig_scratch = aligned_alloc(64, ddl_sig_scratch_bytes())))
-        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the owners' signature exchange");
-    ddl_sig_exchange_t x;
-    ddl_sig_peers_t p = {c->owners_sig, c->info.owner_rank, c->info.owner_size, c->info.rank, c->world_of_owner,
-                         c->shm_host, c->set.timeout, ddl_node_abort_flag(&c->node), &c->sig_last};
-    ddl_status_t st;
-    if (sig->algo == DDL_ALGO_MPI && sig->lane_algo == DDL_SIG_HALVES)
-        st = ddl_sig_exchange_halves(&x, &p, sig, data, result, c->sig_scratch);
-    else /* the owners' ranks are node-major (make_layout): a node's are one group */
-        st = ddl_sig_exchange_data(&x, &p, sig, data, result, c->sig_scratch, node_agreed ? c->info.gpus_per_node : 1);
-    if (st == DDL_OK)
-        return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
-    char msg[512]; /* the exchange's own words on whom it waited for */
-    snprintf(msg, sizeof(msg), "%s", ddl_last_error());
-    return wait_ended(c, st, "ddl_allreduce: the owners' exchange of signatures", msg);
-}
-
-ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call)
-{
-    if (!call->sig_pending)
-        return DDL_OK;
-    call->sig_pending = 0;
-    if (c->info.role == DDL_ROLE_OWNER) {
-        ddl_status_t st = ddl_comm_owners_agree(c, &call->node_sig, NULL, NULL, 1);
-        if (c->info.lanes > 1)
-            ddl_node_tell_verdict(&c->node, call->seq, st);
-        return st;
-    }
-    int owner = c->info.gpu * c->info.lanes;
-    ddl_status_t verdict, st = ddl_node_wait_verdict(&c->node, owner, call->seq, &verdict);
-    if (st != DDL_OK || verdict == DDL_OK)
-        return st;
-    if (verdict == DDL_ERR_MISMATCH || verdict == DDL_ERR_INVALID_ARG)
-        return ddl_error(verdict, "ddl_allreduce: %s, as the owners' exchange of signatures found; this helper's owner, "
-                         "rank %d, names them", verdict == DDL_ERR_MISMATCH ? "ranks on another node called it "
-                         "differently" : "an owner on another node passed buffers it cannot use",
-                         c->world_of_local[owner]);
-    return ddl_error(verdict, "ddl_allreduce: the owners' exchange of signatures failed on this helper's owner, "
-                     "rank %d, whose message says why", c->world_of_local[owner]);
 }
 
 ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)

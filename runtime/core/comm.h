@@ -12,6 +12,7 @@
 #include "ddl_limits.h"
 #include "grid.h"
 #include "heap.h"
+#include "mpi_errors.h"
 #include "node.h"
 #include "params.h"
 #include "phases.h"
@@ -85,12 +86,13 @@ struct ddl_comm {
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
     void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */
     size_t bounce_bytes;
-    void *sig_scratch;           /* the owners' signature exchange between nodes (ddl_sig_scratch_bytes) */
-    ddl_sig_last_t sig_last;     /* what that exchange last agreed on: a repeat sends no key */
+    struct ddl_owners_exchange *owners_x; /* the owners' exchange of signatures between nodes (agree/exchange.h) */
 
     uint32_t doorbell_seen;      /* helpers: the owner's last call (collective) or request (serve) handled */
     uint32_t seq;                /* calls so far, count 0 included: the signature's call number */
     bool broken;                 /* a collective failed: later calls fail at once */
+    ddl_mpi_failure_t mpi_failure; /* the first failed MPI call on its communicators (mpi_errors.h) */
+    MPI_Errhandler app_errors;   /* the caller's communicator's error handler, for owners_app */
     char broken_why[256];        /* the message of the failure that broke it */
     struct ddl_engine *engine;   /* posted requests and the progress thread (engine.c); kept after
                                     destruction, with this struct */
@@ -111,21 +113,6 @@ bool ddl_comm_one_host(const ddl_comm_t *c);
  * call with it is refused). */
 void ddl_comm_bury(ddl_comm_t *comm);
 
-/* Between nodes: this owner's part in the owners' exchange of signatures of
- * its call (every owner takes part once per call, whatever its path;
- * data/result: the MPI path's smallest messages travel with it, else NULL,
- * or, with sig's lane_algo DDL_SIG_HALVES, medium ones in halves;
- * node_agreed: every owner of this node takes part with this same sig, as
- * on the lanes after the node's check, so they skip their rounds together).
- * DDL_OK, DDL_ERR_MISMATCH or DDL_ERR_INVALID_ARG (naming the ranks), or the
- * failure of a rank (DDL_ERR_PEER_FAILED, DDL_ERR_TIMED_OUT) with its reason. */
-ddl_status_t ddl_comm_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *data, void *result,
-                                   int node_agreed);
-/* A lane call between nodes, before its first byte leaves the node: call's
- * owners' exchange of the node's signature (owners run it, helpers wait for
- * their owner's word; a no-op once done, or on one node).  DDL_ERR_MISMATCH
- * when any node called differently. */
-ddl_status_t ddl_comm_finish_signature(ddl_comm_t *c, ddl_call_t *call);
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
  * owner's segment.  Asked several times on every call: inline. */
 static inline int ddl_comm_heap_offset(const ddl_comm_t *c, const void *buf, size_t *off)
@@ -146,14 +133,17 @@ size_t ddl_comm_heap_room(ddl_comm_t *c, size_t off);
 ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what);
 /* The world rank of rank r of comm (a communicator of c's ranks). */
 int ddl_comm_world_rank(const ddl_comm_t *c, MPI_Comm comm, int r);
-/* The one wait of the runtime's layers: until step(arg) says done (ddl_poll,
- * with DDL_TIMEOUT and the node's abort word): a failed rank of its node
- * (DDL_ERR_PEER_FAILED) becomes "<what> abandoned: <that rank's reason>", a
- * timeout "<what> timed out after T s (DDL_TIMEOUT)", with a lane peer's word
- * on why it failed first when one comes within a short grace, and whom it
- * waited for from waiting_for (NULL: none), as "; ..." or ": ...". */
+/* The one wait (ddl_wait_until, poll.h) where a communicator waits: with
+ * DDL_TIMEOUT and the node's abort word, then ddl_comm_wait_ended. */
 ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
                            void (*waiting_for)(void *arg, char *buf, size_t len));
+/* The communicator's failure protocol after a wait for `what` ended with
+ * st: a failed rank of its node (DDL_ERR_PEER_FAILED) becomes "<what>
+ * abandoned: <that rank's reason>"; a timeout keeps its message (the last
+ * error), with a lane peer's word on why it failed first when one comes
+ * within a short grace; DDL_ERR_MPI gets MPI's words on the failed call
+ * (mpi_errors.h); any other status is returned as it is. */
+ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what);
 /* Mark the communicator broken, tell the node's ranks to stop waiting and
  * the lane's ranks on other nodes why. */
 ddl_status_t ddl_comm_fail(ddl_comm_t *comm, ddl_status_t st);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The node's control block and every wait among a node's ranks (node.h):
- * barriers, doorbells, the call's meeting, ddl_poll's deadline loop.  Uses
- * core and the signatures' type. */
+ * barriers, doorbells, the call's meeting.  They share one wait of their
+ * own, wait_until: it sleeps on the control block's futex word, so a
+ * peer's arrival wakes it at once, which poll.h's naps could not; its
+ * timeouts say so in the one timeout message (ddl_timed_out).  Uses core and
+ * the signatures' type. */
 #include "config.h"
 
 #include <errno.h>
@@ -151,8 +154,9 @@ static ddl_status_t wait_until(const ddl_node_t *n, ready_fn_t ready, const void
             char reason[400] = "";
             if (atomic_load(&ctrl->abort_rank) > 0)
                 ddl_node_abort_reason(n, reason, sizeof(reason));
-            return ddl_error(DDL_ERR_TIMED_OUT, "%s: timed out after %.1f s (DDL_TIMEOUT) on %s, node %d, waiting for %s%s%s",
-                             what, n->timeout, n->host, n->node, missing, reason[0] ? "; " : "", reason);
+            size_t o = strlen(missing);
+            snprintf(missing + o, sizeof(missing) - o, " on %s (node %d)", n->host, n->node);
+            return ddl_timed_out(what, n->timeout, missing, reason);
         }
         if (n->progress)
             n->progress(n->progress_arg);
@@ -257,7 +261,7 @@ ddl_status_t ddl_node_ring_outcome(ddl_node_t *n, ddl_status_t st, int cls, int 
         return DDL_OK;
     lag.most = DDL_NODE_CALLS / 4;
     return wait_until(n, helpers_close, &lag, n->timeout, 0, helpers_describe,
-                      "collective mode: waiting for this owner's helpers to catch up");
+                      "collective mode: this owner's helpers catching up");
 }
 
 ddl_status_t ddl_node_outcome(const ddl_node_t *n, int owner, uint32_t bell, ddl_status_t *ended, int *cls)
@@ -295,7 +299,7 @@ static void doorbell_describe(const ddl_node_t *n, const void *arg, char *buf, s
 ddl_status_t ddl_node_wait_doorbell(ddl_node_t *n, int owner, uint32_t seen, uint32_t *value)
 {
     struct doorbell_arg a = {owner, seen};
-    ddl_status_t st = wait_until(n, doorbell_ready, &a, 0, SPIN_CHECKS, doorbell_describe, "waiting for the owner's next request");
+    ddl_status_t st = wait_until(n, doorbell_ready, &a, 0, SPIN_CHECKS, doorbell_describe, "the owner's next request");
     if (st == DDL_OK)
         *value = atomic_load_explicit(&n->ctrl->slots[owner].doorbell, memory_order_acquire);
     return st;
@@ -331,11 +335,11 @@ ddl_status_t ddl_node_wait_count(ddl_node_t *n, int owner, uint32_t target)
      * rank of a collective does; then its own waits end within the deadline
      * and its graces, with its word. */
     ddl_status_t st = wait_until(n, owner_in_call, &a, n->timeout, 0, owner_call_describe,
-                                 "ddl_allreduce on a helper: waiting for its owner");
+                                 "ddl_allreduce on a helper: its owner's call");
     if (st != DDL_OK)
         return st;
     return wait_until(n, count_reached, &a, n->timeout + 3 * ddl_failure_grace(n->timeout), 0, owner_call_describe,
-                      "ddl_allreduce on a helper: waiting for its owner");
+                      "ddl_allreduce on a helper: its owner's call");
 }
 
 struct owners_arg {
@@ -379,7 +383,7 @@ ddl_status_t ddl_node_wait_owners(ddl_node_t *n, int lanes, int gpus, uint32_t s
 ddl_status_t ddl_node_owners_meet(ddl_node_t *n, int lanes, int gpus, const ddl_sig_t *sig, uint32_t seq)
 {
     ddl_node_publish(n, sig, seq, 1);
-    return ddl_node_wait_owners(n, lanes, gpus, seq, "small allreduce: waiting for the node's owners");
+    return ddl_node_wait_owners(n, lanes, gpus, seq, "small allreduce: the node's owners");
 }
 
 struct meet_arg {
@@ -426,7 +430,7 @@ ddl_status_t ddl_node_meet(ddl_node_t *n, uint32_t seq, int *split)
     *split = -1;
     struct meet_arg a = {seq, split};
     return wait_until(n, meet_ready, &a, n->timeout, SPIN_CHECKS, meet_describe,
-                      "lane allreduce: waiting for the node's buffers");
+                      "lane allreduce: the node's buffers");
 }
 
 struct published_arg {
@@ -453,7 +457,7 @@ ddl_status_t ddl_node_wait_published(ddl_node_t *n, int first, int count, uint32
 {
     struct published_arg a = {first, count, seq};
     return wait_until(n, published_ready, &a, n->timeout, SPIN_CHECKS, published_describe,
-                      "lane allreduce: waiting for the helpers to take the last request");
+                      "lane allreduce: the helpers' taking of the last request");
 }
 
 void ddl_node_tell_verdict(ddl_node_t *n, uint32_t seq, ddl_status_t st)
@@ -488,7 +492,7 @@ ddl_status_t ddl_node_wait_verdict(ddl_node_t *n, int owner, uint32_t seq, ddl_s
      * wait outlasts it, so that the helper reports the cause, not the owner. */
     ddl_status_t st = wait_until(n, verdict_ready, &a, n->timeout + 3 * ddl_failure_grace(n->timeout), 0,
                                  verdict_describe,
-                                 "lane allreduce: waiting for the other nodes' signatures");
+                                 "lane allreduce: the other nodes' signatures");
     if (st == DDL_OK)
         *verdict = (ddl_status_t)n->ctrl->slots[owner].box[seq & 1].verdict;
     return st;

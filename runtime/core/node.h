@@ -144,7 +144,7 @@ void ddl_node_publish_early(ddl_node_t *n, uint32_t seq, int early);
 int ddl_node_early(const ddl_node_t *n, uint32_t seq);
 /* Serve mode: this owner's helpers end their ddl_serve at the next doorbell. */
 void ddl_node_request_shutdown(ddl_node_t *n);
-/* The node's abort flag, for ddl_poll: set when a local rank fails. */
+/* The node's abort flag, for ddl_wait_until: set when a local rank fails. */
 const _Atomic int32_t *ddl_node_abort_flag(const ddl_node_t *n);
 
 

@@ -3,9 +3,11 @@
  * step for MPI requests. */
 #include "config.h"
 
+#include <stdio.h>
 #include <time.h>
 
 #include "clock.h"
+#include "log.h"
 #include "poll.h"
 
 /* Spin for the first POLL_SPIN_S of a wait: short waits end without a sleep.
@@ -59,7 +61,8 @@ static struct poll_place *poll_place_of(int (*step)(void *arg))
     return p;
 }
 
-ddl_status_t ddl_poll(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort)
+/* The loop under ddl_wait_until, without its message. */
+static ddl_status_t poll_loop(int (*step)(void *arg), void *arg, double timeout, const _Atomic int32_t *abort)
 {
     /* The clock starts at its first read, POLL_CLOCK_LOOKS looks in. */
     double start = -1, deadline = 0, spin = POLL_SPIN_S, now = 0;
@@ -107,4 +110,22 @@ int ddl_mpi_done(void *arg)
     int done = 0;
     return MPI_Testall(w->n, w->req, &done, w->status ? w->status : MPI_STATUSES_IGNORE) != MPI_SUCCESS ? DDL_ERR_MPI
                                                                                                   : done;
+}
+
+ddl_status_t ddl_timed_out(const char *what, double timeout, const char *whom, const char *why)
+{
+    int has_whom = whom && whom[0], has_why = why && why[0];
+    return ddl_error(DDL_ERR_TIMED_OUT, "%s timed out after %.1f s (DDL_TIMEOUT)%s%s%s%s", what, timeout,
+                     has_whom ? ", waiting for " : "", has_whom ? whom : "", has_why ? "; " : "", has_why ? why : "");
+}
+
+ddl_status_t ddl_wait_until(const ddl_wait_how_t *w, int (*step)(void *arg), void *arg)
+{
+    ddl_status_t st = poll_loop(step, arg, w->timeout, w->abort);
+    if (st != DDL_ERR_TIMED_OUT || !w->what)
+        return st;
+    char whom[400] = "";
+    if (w->waiting_for)
+        w->waiting_for(arg, whom, sizeof(whom));
+    return ddl_timed_out(w->what, w->timeout, whom, w->hint);
 }

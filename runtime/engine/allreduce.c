@@ -275,6 +275,10 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     int timed = ddl_select_wants_time(c, call, bytes);
     double start = timed ? ddl_now() : 0;
     st = paths[algo](c, call);
+    /* A failed MPI call whose code no one checked (mpi_errors.h) fails the
+     * call here, not the next one, and breaks the communicator. */
+    if (st == DDL_OK && ddl_mpi_failure_check(&c->mpi_failure, "ddl_allreduce") != DDL_OK)
+        st = ddl_comm_fail(c, DDL_ERR_MPI);
     double seconds = timed ? ddl_now() - start : -1;
     if (call->refusal)
         st = call->own_error; /* whatever the others made of it */

@@ -18,6 +18,7 @@
 #include "agree.h"
 #include "algo.h"
 #include "comm.h"
+#include "exchange.h"
 #include "log.h"
 #include "online.h"
 #include "paths.h"

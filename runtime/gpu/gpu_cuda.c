@@ -218,7 +218,7 @@ ddl_status_t ddl_cuda_stream_wait_word(void *stream, uint32_t *word, uint32_t va
     return DDL_OK;
 }
 
-/* ddl_poll steps: 1 when done, 0 while not, a negative status on a CUDA error
+/* ddl_wait_until steps: 1 when done, 0 while not, a negative status on a CUDA error
  * (kept in *rc for the message). */
 struct event_arg {
     cudaEvent_t ev;
@@ -236,10 +236,10 @@ static int event_done(void *arg)
 ddl_status_t ddl_cuda_wait_recorded(void *event, double timeout)
 {
     struct event_arg a = {(cudaEvent_t)event, cudaSuccess};
-    ddl_status_t st = ddl_poll(event_done, &a, timeout, NULL);
+    ddl_wait_how_t w = {"the work queued on the caller's stream", timeout, NULL, NULL, NULL};
+    ddl_status_t st = ddl_wait_until(&w, event_done, &a);
     if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "the work queued on the caller's stream did not finish within %.1f s (DDL_TIMEOUT)",
-                         timeout);
+        return st;
     return st == DDL_OK ? DDL_OK : ddl_cuda_error(a.rc, "waiting for the stream's queued work");
 }
 
@@ -373,7 +373,7 @@ static int stream_done(void *arg)
 static void nccl_waiting_for(void *arg, char *buf, size_t len)
 {
     const ddl_comm_t *c = ((const struct stream_arg *)arg)->c;
-    int o = snprintf(buf, len, "; NCCL was waiting for this lane's other ranks: ");
+    int o = snprintf(buf, len, "this lane's other ranks (NCCL does not say which): ");
     for (int n = 0, first = 1; n < c->info.nnodes && o >= 0 && (size_t)o + 48 < len; n++) {
         int r = c->world_of_lane[n];
         if (r != c->info.rank) {

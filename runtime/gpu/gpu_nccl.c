@@ -11,7 +11,7 @@
 
 #include "gpu_nccl.h"
 #include "log.h"
-#include "node.h"
+#include "poll.h"
 
 #ifndef DDL_HAVE_NCCL
 /* Built without nccl.h: the transport is never available. */
@@ -123,9 +123,12 @@ static int settled(void *arg)
 static ddl_status_t settle(ncclComm_t comm, double timeout, const char *what)
 {
     struct settle_arg a = {comm, ncclSuccess, ncclSuccess};
-    ddl_status_t st = ddl_poll(settled, &a, timeout, NULL);
+    char whole[160];
+    snprintf(whole, sizeof(whole), "NCCL %s", what);
+    ddl_wait_how_t w = {whole, timeout, NULL, NULL, NULL};
+    ddl_status_t st = ddl_wait_until(&w, settled, &a);
     if (st == DDL_ERR_TIMED_OUT)
-        return ddl_error(st, "NCCL %s timed out after %.1f s (DDL_TIMEOUT)", what, timeout);
+        return st;
     return st == DDL_OK ? DDL_OK : nccl_error(a.rc != ncclSuccess ? a.rc : a.state, what);
 }
 

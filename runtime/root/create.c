@@ -15,9 +15,11 @@
 #include "bootstrap.h"
 #include "comm.h"
 #include "engine.h"
+#include "exchange.h"
 #include "gpu.h"
 #include "inter.h"
 #include "lanemap.h"
+#include "mpi_errors.h"
 #include "online.h"
 #include "paths.h"
 #include "log.h"
@@ -100,7 +102,7 @@ static void release(ddl_comm_t *c)
 {
     ddl_gpu_comm_release(c); /* before the staging buffers and the lane communicator go */
     free(c->bounce);
-    free(c->sig_scratch);
+    ddl_owners_exchange_free(c->owners_x);
     for (int i = 0; i < DDL_NSCHED; i++) {
         if (c->sched)
             ddl_sched_fini(&c->sched[i]);
@@ -136,6 +138,8 @@ static void release(ddl_comm_t *c)
     free_comm(&c->lane_comm);
     free_comm(&c->node_comm);
     free_comm(&c->world);
+    if (c->app_errors != MPI_ERRHANDLER_NULL)
+        MPI_Errhandler_free(&c->app_errors);
 }
 
 /* Split the host into nodes (virtual ones when node_size > 0).  *shm_first:
@@ -155,7 +159,7 @@ static ddl_status_t make_node_comm(ddl_comm_t *c, int node_size, int *shm_first)
     *shm_first = ddl_comm_world_rank(c, host, 0);
     if (node_size == 0) {
         c->node_comm = host;
-        return agree(c, DDL_OK);
+        return agree(c, ddl_mpi_errors_watch(c->node_comm, "node", &c->mpi_failure));
     }
     if (host_size % node_size != 0)
         st = ddl_error(DDL_ERR_LAYOUT, "DDL_NODE_SIZE=%d does not divide the %d ranks on this host; launch "
@@ -164,7 +168,7 @@ static ddl_status_t make_node_comm(ddl_comm_t *c, int node_size, int *shm_first)
     if (st == DDL_OK)
         st = mpi_ok(MPI_Comm_split(host, host_rank / node_size, host_rank, &c->node_comm), "MPI_Comm_split");
     MPI_Comm_free(&host);
-    return st;
+    return st == DDL_OK ? ddl_mpi_errors_watch(c->node_comm, "node", &c->mpi_failure) : st;
 }
 
 static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
@@ -205,8 +209,12 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
 
     st = mpi_ok(MPI_Comm_split(c->world, in->local_rank, in->node, &c->lane_comm), "MPI_Comm_split (lanes)");
     if (st == DDL_OK)
+        st = ddl_mpi_errors_watch(c->lane_comm, "lane", &c->mpi_failure);
+    if (st == DDL_OK)
         st = mpi_ok(MPI_Comm_split(c->world, in->role == DDL_ROLE_OWNER ? 0 : MPI_UNDEFINED,
                                    in->node * in->gpus_per_node + in->gpu, &c->owners), "MPI_Comm_split (owners)");
+    if (st == DDL_OK && c->owners != MPI_COMM_NULL)
+        st = ddl_mpi_errors_watch(c->owners, "owners", &c->mpi_failure);
     in->owner_rank = in->owner_size = -1;
     if (st == DDL_OK && c->owners != MPI_COMM_NULL) {
         MPI_Comm_rank(c->owners, &in->owner_rank);
@@ -228,8 +236,12 @@ static ddl_status_t make_layout(ddl_comm_t *c, const ddl_config_t *cfg)
         /* The application's copy: its collectives on it may run while the
          * progress thread runs ours on c->owners. */
         st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_app), "MPI_Comm_dup (owners)");
-        if (st == DDL_OK) /* the exchange's receives take any tag (core/signature.c) */
+        if (st == DDL_OK) /* the application's: its own MPI error handler, as on the communicator it gave */
+            st = mpi_ok(MPI_Comm_set_errhandler(c->owners_app, c->app_errors), "MPI_Comm_set_errhandler (owners)");
+        if (st == DDL_OK) /* the exchange's receives take any tag (agree/sig_msg.h) */
             st = mpi_ok(MPI_Comm_dup(c->owners, &c->owners_sig), "MPI_Comm_dup (owners' signatures)");
+        if (st == DDL_OK)
+            st = ddl_mpi_errors_watch(c->owners_sig, "owners' signatures", &c->mpi_failure);
     }
     return st;
 }
@@ -533,8 +545,14 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
     c->world = c->node_comm = c->lane_comm = c->owners = c->owners_app = c->owners_sig = MPI_COMM_NULL;
     c->node.seg.fd = -1;
     pthread_mutex_init(&c->heap_lock, NULL);
+    c->app_errors = MPI_ERRHANDLER_NULL;
     ddl_status_t st = mpi_ok(MPI_Comm_dup(comm, &c->world), "MPI_Comm_dup");
+    if (st == DDL_OK)
+        st = mpi_ok(MPI_Comm_get_errhandler(comm, &c->app_errors), "MPI_Comm_get_errhandler");
+    if (st == DDL_OK) /* before any communicator is made from it: they all inherit the handler */
+        st = ddl_mpi_errors_watch(c->world, "world", &c->mpi_failure);
     if (st != DDL_OK) {
+        free_comm(&c->world);
         free(c);
         return st;
     }

@@ -63,10 +63,12 @@ static ddl_status_t ping_pong(ddl_comm_t *c, int a, int b, char *buf, size_t byt
     MPI_Request done;
     MPI_Ibarrier(c->owners, &done);
     ddl_mpi_wait_t w = {&done, NULL, 1};
-    ddl_status_t st = ddl_poll(ddl_mpi_done, &w, c->set.timeout, ddl_node_abort_flag(&c->node));
+    char what[160];
+    snprintf(what, sizeof(what), "ddl-tune: rank %d: the owners' barrier after the ping-pong between owners %d and %d",
+             c->info.rank, a, b);
+    ddl_status_t st = ddl_comm_wait(c, ddl_mpi_done, &w, what, NULL);
     if (st != DDL_OK)
-        return ddl_error(st, "ddl-tune: rank %d: the owners did not all finish the ping-pong between owners %d and "
-                         "%d within %.1f s (DDL_TIMEOUT)", c->info.rank, a, b, c->set.timeout);
+        return st;
     *rt = median(t, PING_PONGS);
     MPI_Bcast(rt, 1, MPI_DOUBLE, a, c->owners);
     return DDL_OK;

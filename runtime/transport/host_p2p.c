@@ -61,7 +61,7 @@ static void waiting_for_peer(void *arg, char *buf, size_t len)
     const ddl_comm_t *c = a->c;
     int peer = ddl_sched_waiting_for(&c->sched[a->i]);
     int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
-    snprintf(buf, len, ": waiting for rank %d on %s (node %d, lane of local rank %d)", wr, wr >= 0 ? c->hosts[wr] : "?",
+    snprintf(buf, len, "rank %d on %s (node %d, lane of local rank %d)", wr, wr >= 0 ? c->hosts[wr] : "?",
              peer, c->info.local_rank);
 }
 
@@ -69,8 +69,7 @@ static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_d
 {
     (void)buf, (void)n, (void)dtype;
     struct chunk_arg a = {c, i};
-    ddl_status_t st = ddl_comm_wait(c, progress_chunks, &a, "lane transfer", waiting_for_peer);
-    return st == DDL_ERR_MPI ? ddl_error(st, "lane transfer failed in MPI") : st;
+    return ddl_comm_wait(c, progress_chunks, &a, "lane transfer", waiting_for_peer);
 }
 
 /* A receive of the abandoned chunk may still complete into the slot's tmp

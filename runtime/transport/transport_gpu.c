@@ -60,8 +60,7 @@ static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl
 {
     (void)buf, (void)n, (void)dtype;
     ddl_mpi_wait_t w = {&c->gpu->mpi_req[slot], NULL, 1};
-    ddl_status_t st = ddl_comm_wait(c, ddl_mpi_done, &w, "lane MPI_Iallreduce on device memory", NULL);
-    return st == DDL_ERR_MPI ? ddl_error(st, "lane MPI_Iallreduce on device memory failed") : st;
+    return ddl_comm_wait(c, ddl_mpi_done, &w, "lane MPI_Iallreduce on device memory", NULL);
 }
 
 /* nccl: queued on the rank's stream after the reduction kernel; the stream

@@ -1,22 +1,25 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# A rank that stalls (SIGSTOP) or dies (SIGKILL) in the middle of a long
+# A rank that stalls (SIGSTOP), dies (SIGKILL) or whose MPI call fails (MPI:
+# the preloaded mpi_fail.c fails its 40th MPI_Isend) in the middle of a long
 # allreduce: the job ends within a short DDL_TIMEOUT with a message naming the
-# rank, no process is left, and /dev/shm is clean.  DDL_TEST_DEVICE=1: on
+# rank (or MPI's error), no process is left, and /dev/shm is clean.  DDL_TEST_DEVICE=1: on
 # device buffers (run-gpu.sh runs it so).
 . "$(dirname "$0")/lib.sh"
 prog=$top_builddir/tests/mpi/ddl-test-failure
+mpi_fail=$top_builddir/tests/mpi/.libs/libddl-mpi-fail.so
 TIMEOUT_S=3
 
 # run_case SIGNAL VICTIM EXPECTED-TEXT [REQUESTS-IN-FLIGHT]
 run_case() {
     local sig=$1 victim=$2 expect=$3 async=${4:-0}
-    local dir log pid start end elapsed victim_pid rc
+    local dir log pid start end elapsed victim_pid rc inject=()
     dir=$(mktemp -d)
     log=$dir/log
+    [ "$sig" = MPI ] && inject=(env LD_PRELOAD="$mpi_fail" DDL_TEST_MPI_FAIL="$victim:40")
     # 2 nodes x 1 GPU x 2 lanes: rank 3 is node 1's helper, lane peer of rank 1.
     DDL_TEST_ASYNC=$async DDL_TEST_PIDDIR=$dir DDL_TIMEOUT=$TIMEOUT_S DDL_LANES=2 DDL_NODE_SIZE=2 DDL_ALGO=lane \
-        timeout 120 $MPIRUN -n 4 "$prog" > "$log" 2>&1 &
+        timeout 120 $MPIRUN -n 4 "${inject[@]}" "$prog" > "$log" 2>&1 &
     pid=$!
     for _ in $(seq 100); do
         [ "$(ls "$dir"/rank.*.pid 2>/dev/null | wc -l)" -eq 4 ] && break
@@ -28,7 +31,7 @@ run_case() {
         fail "SIG$sig: the ranks did not start"; cat "$log"; kill "$pid" 2>/dev/null; wait "$pid"; rm -rf "$dir"; return
     fi
     start=$(date +%s.%N)
-    kill -"$sig" "$victim_pid"
+    [ "$sig" = MPI ] || kill -"$sig" "$victim_pid"
     wait "$pid"
     rc=$?
     end=$(date +%s.%N)
@@ -94,7 +97,7 @@ if [ "${DDL_TEST_DEVICE:-0}" = 1 ]; then
     # ranks: 3 on"); stopped between calls (the stop's moment is not chosen),
     # its node's owner names it ("local ranks 1 (rank 3)"): either way a
     # survivor names the stalled rank.
-    run_case STOP 3 "timed out.*\(other ranks: 3 on\|(rank 3)\)"
+    run_case STOP 3 "timed out.*\(other ranks.*: 3 on\|(rank 3)\)"
     run_case KILL 1 "" 4
 else
     # A stalled helper: its lane peer times out naming it, the node's ranks stop.
@@ -106,6 +109,13 @@ else
     # rank that waited for it.
     run_case STOP 3 "rank 3" 4
     run_case KILL 1 "" 4
+    # A failed MPI call (the runtime's own error handler): no abort by MPI;
+    # the rank names MPI's error and the communicator, the others end.
+    if [ -f "$mpi_fail" ]; then
+        run_case MPI 1 "rank 1: ddl_allreduce: MPI error: .*an MPI call on ddl lanes: lane failed: MPI_ERR_OTHER"
+    else
+        fail "$mpi_fail is not built"
+    fi
 fi
 if [ "$(shm_segments)" != "$before" ]; then fail "segments left in /dev/shm: $(shm_segments)"; else pass "/dev/shm clean"; fi
 finish

@@ -3,7 +3,7 @@
 # The runtime's layers, from the #include lines: a file may include headers of
 # its own folder and of the folders below it, never above.  Bottom to top:
 #
-#   core  gpu  transport  algo  select  engine  root  powerai tools   (runtime/)
+#   core  gpu  transport  agree  algo  select  engine  root  powerai tools   (runtime/)
 #
 # root/ is the composition root (create.c): it builds every layer.
 #   spank (the plugin: core's pure parsers below it, nothing else of the runtime)
@@ -21,9 +21,9 @@ cd "$top_srcdir" || exit 1
 allow=tests/unit/layers.allow
 rank() {
     case $1 in
-        runtime/core) echo 0 ;; runtime/gpu) echo 1 ;; runtime/transport) echo 2 ;; runtime/algo) echo 3 ;;
-        runtime/select) echo 4 ;; runtime/engine) echo 5 ;; runtime/root) echo 6 ;;
-        runtime/powerai | runtime/tools) echo 7 ;; spank | spank/tools) echo 8 ;; *) echo -1 ;;
+        runtime/core) echo 0 ;; runtime/gpu) echo 1 ;; runtime/transport) echo 2 ;; runtime/agree) echo 3 ;;
+        runtime/algo) echo 4 ;; runtime/select) echo 5 ;; runtime/engine) echo 6 ;; runtime/root) echo 7 ;;
+        runtime/powerai | runtime/tools) echo 8 ;; spank | spank/tools) echo 9 ;; *) echo -1 ;;
     esac
 }
 # Every project header and row table (.def) by name, with its folder (names
@@ -74,7 +74,7 @@ against_list() {
         fails=1
     fi
 }
-against_list "$(cat "$up")" "$allow" "includes that go up a layer (bottom to top: core gpu transport algo select engine root powerai/tools; spank uses core only)" includes
+against_list "$(cat "$up")" "$allow" "includes that go up a layer (bottom to top: core gpu transport agree algo select engine root powerai/tools; spank uses core only)" includes
 # The tools read no communicator's insides: no file of runtime/tools reaches
 # core/comm.h, directly or through the headers it includes (ddl-tune asks
 # through its interface, select/tune.h).
@@ -112,7 +112,7 @@ for o in "$top_builddir"/runtime/*/.libs/libddl_core_la-*.o "$top_builddir"/runt
     [ -e "$src.c" ] || [ -e "$src.cu" ] && objs+=("$o") # else a stale object of a moved file
 done
 # nm -A: "OBJECT: [VALUE] TYPE SYMBOL"; each object's layer by the rank() above.
-ranks=$(for d in core gpu transport algo select engine root powerai tools; do echo "runtime/$d $(rank runtime/$d)"; done)
+ranks=$(for d in core gpu transport agree algo select engine root powerai tools; do echo "runtime/$d $(rank runtime/$d)"; done)
 symbols_up=0
 if [ ${#objs[@]} -gt 0 ]; then
     found=$(nm -A "${objs[@]}" | awk -v ranks="$ranks" '

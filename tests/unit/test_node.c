@@ -3,7 +3,7 @@
  * last rank arrives.  A lost wake-up shows as a sleeper that returns only
  * when its 50 ms sleep slice ends.  A waiting rank calls the node's progress
  * hook (MPI progress) often while the wait lasts, never in one that ends at
- * once.  ddl_poll spins before it naps, except where the last wait at the
+ * once.  ddl_wait_until spins before it naps, except where the last wait at the
  * same place lasted 1 ms or more. */
 #include "config.h"
 
@@ -133,7 +133,7 @@ START_TEST(test_progress_while_waiting)
 }
 END_TEST
 
-/* ddl_poll steps that end a wait `ready_s` after it began, counting their looks. */
+/* ddl_wait_until steps that end a wait `ready_s` after it began, counting their looks. */
 typedef struct {
     double ready_at;
     int looks;
@@ -154,7 +154,8 @@ static int ready_two(void *arg)
 static int looks_of_wait(int (*step)(void *arg), double ready_s)
 {
     timed_wait_t w = {.ready_at = now() + ready_s};
-    ck_assert_int_eq(ddl_poll(step, &w, 5, NULL), DDL_OK);
+    ddl_wait_how_t how = {"the test step", 5, NULL, NULL, NULL};
+    ck_assert_int_eq(ddl_wait_until(&how, step, &w), DDL_OK);
     return w.looks;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "exchange.h"
 #include "online.h"
 #include "paths.h"
 #include "signature.h"

@@ -4,6 +4,7 @@
  * communicator.  Uses core only. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,8 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
     double answer[DDL_AGREE_MAX + 1];
     int missing = -1;
     ddl_status_t st = DDL_OK;
+    ddl_wait_how_t w = {"the agreement on the timings", c->set.timeout, ddl_node_abort_flag(&c->node), NULL,
+                    "it may have stopped, or stopped calling ddl_allreduce"};
     if (rank == 0) {
         double *all = calloc((size_t)size, sizeof(double) * (size_t)n);
         MPI_Request *req = calloc((size_t)size, sizeof(MPI_Request));
@@ -35,7 +38,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
         for (int r = 1; r < size; r++)
             MPI_Irecv(all + (size_t)r * (size_t)n, n, MPI_DOUBLE, r, AGREE_TAG, comm, &req[r]);
         ddl_mpi_wait_t rq = {req + 1, NULL, size - 1};
-        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, ddl_node_abort_flag(&c->node));
+        st = ddl_wait_until(&w, ddl_mpi_done, &rq); /* on a timeout, the message below names the rank */
         for (int r = 1; r < size && st == DDL_ERR_TIMED_OUT && missing < 0; r++) {
             int done = 0;
             MPI_Test(&req[r], &done, MPI_STATUS_IGNORE);
@@ -65,7 +68,7 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
             if (st != DDL_OK) {
                 for (int r = 1; r < size; r++)
                     MPI_Request_free(&req[r]);
-            } else if ((st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout, ddl_node_abort_flag(&c->node))) == DDL_OK) {
+            } else if ((st = ddl_wait_until(&w, ddl_mpi_done, &rq)) == DDL_OK) {
                 free(out);
             }
         } else if (st == DDL_OK) {
@@ -83,7 +86,8 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
         MPI_Isend(io, n, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[0]);
         MPI_Irecv(io + n, n + 1, MPI_DOUBLE, 0, AGREE_TAG, comm, &req[1]);
         ddl_mpi_wait_t rq = {req, NULL, 2};
-        st = ddl_poll(ddl_mpi_done, &rq, c->set.timeout + ddl_failure_grace(c->set.timeout), ddl_node_abort_flag(&c->node));
+        w.timeout += ddl_failure_grace(c->set.timeout); /* rank 0 answers at its own deadline */
+        st = ddl_wait_until(&w, ddl_mpi_done, &rq);
         if (st == DDL_OK) {
             memcpy(answer, io + n, sizeof(double) * (size_t)(n + 1));
             free(io);
@@ -95,10 +99,11 @@ ddl_status_t ddl_agree_max(ddl_comm_t *c, MPI_Comm comm, double *v, int n)
         else if (st == DDL_ERR_TIMED_OUT)
             missing = ddl_comm_world_rank(c, comm, 0);
     }
-    if (missing >= 0)
-        return ddl_error(DDL_ERR_TIMED_OUT, "rank %d on %s did not share its timings within %.1f s "
-                         "(DDL_TIMEOUT): it may have stopped, or stopped calling ddl_allreduce", missing,
-                         c->hosts[missing], c->set.timeout);
+    if (missing >= 0) {
+        char whom[DDL_HOST_LEN + 32];
+        snprintf(whom, sizeof(whom), "rank %d on %s", missing, c->hosts[missing]);
+        return ddl_timed_out(w.what, c->set.timeout, whom, w.hint);
+    }
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, "the agreement on the timings");
     if (st != DDL_OK)
