@@ -31,7 +31,7 @@ static ddl_status_t mpi_host(const void *sendbuf, void *recvbuf, size_t count, d
         const void *s = sendbuf == recvbuf ? MPI_IN_PLACE : (const char *)sendbuf + done * esize;
         int rc = MPI_Allreduce(s, (char *)recvbuf + done * esize, (int)n, type, mop, c->owners);
         if (rc != MPI_SUCCESS)
-            return ddl_comm_fail(c, ddl_error(DDL_ERR_MPI, "MPI_Allreduce of %zu elements failed", n));
+            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allreduce"));
         done += n;
     }
     if (op == DDL_REDOP_AVG)
@@ -149,7 +149,7 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
         int after = !one_node && !inline_data && !halves && count > 0 && c->info.owner_size > 1;
         int early = after && call->mpi_form != DDL_MPI_FORM_AFTER ? ddl_mpi_early_start(c, call) : 0;
         if (early < 0)
-            return ddl_comm_fail(c, ddl_error(DDL_ERR_MPI, "MPI_Iallreduce of %zu elements failed", count));
+            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Iallreduce"));
         ddl_status_t st = call->own_error;
         if (c->info.owner_size > 1) {
             st = check_owner_signatures(call, halves ? DDL_SIG_HALVES : inline_data, early, c);

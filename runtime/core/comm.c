@@ -155,11 +155,17 @@ ddl_status_t ddl_comm_abandoned(ddl_comm_t *c, const char *what)
     return ddl_error(DDL_ERR_PEER_FAILED, "%s abandoned: %s", what, reason);
 }
 
+ddl_status_t ddl_comm_mpi_error(ddl_comm_t *c, const char *what)
+{
+    if (ddl_mpi_failure_check(&c->mpi_failure, what) != DDL_OK)
+        return DDL_ERR_MPI;
+    return ddl_error(DDL_ERR_MPI, "%s failed in MPI", what);
+}
+
 ddl_status_t ddl_comm_wait_ended(ddl_comm_t *c, ddl_status_t st, const char *what)
 {
-    if (st == DDL_ERR_MPI) /* MPI's own words on the failed call, which its handler kept */
-        return ddl_mpi_failure_check(&c->mpi_failure, what) != DDL_OK ? DDL_ERR_MPI
-                                                                       : ddl_error(st, "%s failed in MPI", what);
+    if (st == DDL_ERR_MPI)
+        return ddl_comm_mpi_error(c, what);
     if (st == DDL_ERR_PEER_FAILED)
         return ddl_comm_abandoned(c, what);
     return st == DDL_ERR_TIMED_OUT ? explain_timeout(c) : st;

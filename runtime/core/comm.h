@@ -137,6 +137,10 @@ int ddl_comm_world_rank(const ddl_comm_t *c, MPI_Comm comm, int r);
  * DDL_TIMEOUT and the node's abort word, then ddl_comm_wait_ended. */
 ddl_status_t ddl_comm_wait(ddl_comm_t *c, int (*step)(void *arg), void *arg, const char *what,
                            void (*waiting_for)(void *arg, char *buf, size_t len));
+/* DDL_ERR_MPI for `what`, a failed MPI call of c's: "<what>: <MPI's words
+ * on the first failed call>" (mpi_errors.h), or "<what> failed in MPI" when
+ * its handler kept none. */
+ddl_status_t ddl_comm_mpi_error(ddl_comm_t *c, const char *what);
 /* The communicator's failure protocol after a wait for `what` ended with
  * st: a failed rank of its node (DDL_ERR_PEER_FAILED) becomes "<what>
  * abandoned: <that rank's reason>"; a timeout keeps its message (the last

@@ -31,7 +31,7 @@ static ddl_status_t host_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_s
                     ddl_reduce_fn(dtype, op));
     /* Post the first step now: the chunk's first bytes leave while the node
      * reduces the next chunk, not when the pipeline first waits for this one. */
-    return ddl_sched_progress(s) < 0 ? ddl_error(DDL_ERR_MPI, "lane transfer failed in MPI") : DDL_OK;
+    return ddl_sched_progress(s) < 0 ? ddl_comm_mpi_error(c, "lane transfer") : DDL_OK;
 }
 
 struct chunk_arg {

@@ -52,7 +52,7 @@ static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_st
     if (st != DDL_OK)
         return st;
     if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, type, mop, c->lane_comm, &c->gpu->mpi_req[slot]) != MPI_SUCCESS)
-        return ddl_error(DDL_ERR_MPI, "MPI_Iallreduce on device memory failed");
+        return ddl_comm_mpi_error(c, "MPI_Iallreduce on device memory");
     return DDL_OK;
 }
 
