@@ -278,13 +278,16 @@ static void measure_rates(sim_opts_t *o, int rank)
 
 static void usage(FILE *f)
 {
+    char names[256] = ""; /* the lane algorithms' rows, as DDL_LANE_ALGO takes them */
+    for (int i = 1; i < DDL_INTER_COUNT; i++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), ", %s", ddl_inter_algo_names[i]);
     fprintf(f,
             "usage: smpirun -np RANKS -platform P.xml -hostfile H ddl-sim [options]\n"
             "  -N, --nodes N          nodes (required)\n"
             "  -g, --gpus G           GPUs per node (1)\n"
             "  -l, --lanes L          lanes per GPU (1)\n"
             "      --fold K           one simulated rank stands for K lanes of its node on one rail (1)\n"
-            "  -a, --algo NAME        lane algorithm between nodes: auto (the cost model), ring, rd, rab\n"
+            "  -a, --algo NAME        lane algorithm between nodes: auto (the cost model)%s\n"
             "  -t, --grid GxAxB       the multiring on this grid (DDL_TOPOLOGY's form) instead\n"
             "  -c, --chunk BYTES      pipeline chunk (auto: the cost model's, as DDL_CHUNK_SIZE=auto)\n"
             "  -i, --inflight N       chunks in flight (2, as DDL_INFLIGHT)\n"
@@ -295,7 +298,8 @@ static void usage(FILE *f)
             "      --mpi              time SMPI's MPI_Allreduce on one rank per GPU instead\n"
             "      --check            real data through the schedules; every element checked\n"
             "  -b, -e, -f, -n         sizes per GPU and iterations, as ddl-bench; -w warm-up calls (1)\n"
-            "Ranks: N x G x L / K, or N x G with --mpi; bench/sim/ddl-platform.sh writes the platform and hostfile.\n");
+            "Ranks: N x G x L / K, or N x G with --mpi; bench/sim/ddl-platform.sh writes the platform and hostfile.\n",
+            names);
 }
 
 static int parse_rate(const char *s, double *out)

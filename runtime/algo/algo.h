@@ -11,7 +11,9 @@
 #include "choices.h"
 
 typedef struct {
-    const char *scope; /* "allreduce" (DDL_ALGO) or "lane" (DDL_LANE_ALGO) */
+    /* "allreduce" (DDL_ALGO), "form" (the MPI path's: a tuning band's or a
+     * candidate's name), "lane" (DDL_LANE_ALGO) or "gpu" (DDL_GPU_TRANSPORT) */
+    const char *scope;
     int id;
     const char *name;
     const char *description;

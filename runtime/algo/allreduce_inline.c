@@ -18,9 +18,9 @@
 
 int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    size_t most = c->info.nnodes == 1                       ? DDL_INLINE_BYTES
-                  : call->mpi_form == DDL_MPI_FORM_EXCHANGE ? DDL_SIG_EXCHANGE_BYTES
-                                                            : DDL_SIG_DATA_BYTES;
+    size_t most = c->info.nnodes == 1                      ? DDL_INLINE_BYTES
+                  : ddl_mpi_form_data[call->mpi_form] == 1 ? DDL_SIG_EXCHANGE_BYTES /* the form's data in the exchange */
+                                                           : DDL_SIG_DATA_BYTES;
     return c->set.algo == DDL_ALGO_AUTO && call->mem == DDL_MEM_HOST && bytes <= most;
 }
 
@@ -33,7 +33,7 @@ int ddl_halves_owners(const ddl_comm_t *c)
 
 int ddl_halves_fit(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    return call->mpi_form == DDL_MPI_FORM_HALVES && call->mem == DDL_MEM_HOST && ddl_halves_owners(c) && bytes > 0 &&
+    return ddl_mpi_form_data[call->mpi_form] == DDL_SIG_HALVES && call->mem == DDL_MEM_HOST && ddl_halves_owners(c) && bytes > 0 &&
            bytes <= DDL_SIG_HALVES_BYTES;
 }
 

@@ -147,7 +147,7 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
             ddl_inline_post(c, sendbuf, bytes);
         /* Between nodes, where MPI_Allreduce follows the signatures. */
         int after = !one_node && !inline_data && !halves && count > 0 && c->info.owner_size > 1;
-        int early = after && call->mpi_form != DDL_MPI_FORM_AFTER ? ddl_mpi_early_start(c, call) : 0;
+        int early = after && ddl_mpi_form_early[call->mpi_form] ? ddl_mpi_early_start(c, call) : 0;
         if (early < 0)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Iallreduce"));
         ddl_status_t st = call->own_error;

@@ -8,6 +8,8 @@
  * next dimension works on the same, undivided block. */
 #include "config.h"
 
+#include <math.h>
+
 #include "model.h"
 #include "inter.h"
 #include "steps.h"
@@ -74,4 +76,41 @@ int ddl_multiring_build(int node, const ddl_grid_t *g, const unsigned char *dim_
         if (dim_algo[d] != DDL_DIM_RD)
             k += pass(node, g, d, off[d], len[d], 1, steps + k);
     return k;
+}
+
+double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[])
+{
+    /* Reduce-scatters inward divide the block by each ring dimension; the
+     * allgathers on the way out cost what the reduce-scatters did, which the
+     * ring formula already counts. */
+    double t = 0, block = bytes;
+    for (int d = 1; d < g->ndims; d++) {
+        int p = g->dims[d];
+        if (algo[d] == DDL_DIM_RD) {
+            t += ddl_model_rd(m, d, p, block);
+        } else {
+            t += ddl_model_ring(m, d, p, block);
+            block /= p;
+        }
+    }
+    return t;
+}
+
+double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double bytes, unsigned char algo[])
+{
+    int n = g->ndims > 1 ? g->ndims - 1 : 0;
+    double best = INFINITY;
+    unsigned char trial[DDL_GRID_MAX_DIMS] = {0};
+    for (unsigned mask = 0; mask < (1u << n); mask++) {
+        for (int d = 1; d <= n; d++)
+            trial[d] = (mask >> (d - 1)) & 1 ? DDL_DIM_RD : DDL_DIM_RING;
+        double t = ddl_model_multiring_cost(m, g, bytes, trial);
+        if (t < best) {
+            best = t;
+            for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
+                algo[d] = d <= n ? trial[d] : DDL_DIM_RING;
+        }
+    }
+    algo[0] = DDL_DIM_RING;
+    return n ? best : 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The alpha-beta cost model (model.h).  Pure; uses the algorithm table for
  * each algorithm's cost, which lives in the algorithm's own file
- * (inter_ring.c, inter_rd.c, inter_rab.c). */
+ * (inter_ring.c, inter_rd.c, inter_rab.c, inter_multiring.c). */
 #include "config.h"
 
 #include <math.h>
@@ -25,43 +25,6 @@ int ddl_model_lane_algo(const ddl_model_t *m, int p, double bytes, double *cost)
     if (cost)
         *cost = best_t;
     return (int)ddl_inter_algos[best].id;
-}
-
-double ddl_model_multiring_cost(const ddl_model_t *m, const ddl_grid_t *g, double bytes, const unsigned char algo[])
-{
-    /* Reduce-scatters inward divide the block by each ring dimension; the
-     * allgathers on the way out cost what the reduce-scatters did, which the
-     * ring formula already counts. */
-    double t = 0, block = bytes;
-    for (int d = 1; d < g->ndims; d++) {
-        int p = g->dims[d];
-        if (algo[d] == DDL_DIM_RD) {
-            t += ddl_model_rd(m, d, p, block);
-        } else {
-            t += ddl_model_ring(m, d, p, block);
-            block /= p;
-        }
-    }
-    return t;
-}
-
-double ddl_model_multiring(const ddl_model_t *m, const ddl_grid_t *g, double bytes, unsigned char algo[])
-{
-    int n = g->ndims > 1 ? g->ndims - 1 : 0;
-    double best = INFINITY;
-    unsigned char trial[DDL_GRID_MAX_DIMS] = {0};
-    for (unsigned mask = 0; mask < (1u << n); mask++) {
-        for (int d = 1; d <= n; d++)
-            trial[d] = (mask >> (d - 1)) & 1 ? DDL_DIM_RD : DDL_DIM_RING;
-        double t = ddl_model_multiring_cost(m, g, bytes, trial);
-        if (t < best) {
-            best = t;
-            for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
-                algo[d] = d <= n ? trial[d] : DDL_DIM_RING;
-        }
-    }
-    algo[0] = DDL_DIM_RING;
-    return n ? best : 0;
 }
 
 /* Per byte, the lane's thread: the reduction across G buffers (G - 1 passes;

@@ -8,7 +8,13 @@
 #ifndef DDL_CHOICES_H
 #define DDL_CHOICES_H
 
-typedef enum { DDL_ALGO_AUTO = 0, DDL_ALGO_MPI, DDL_ALGO_LANE, DDL_ALGO_MULTIRING, DDL_ALGO_COUNT } ddl_algo_id_t;
+/* The allreduce paths: one id per row of paths.def. */
+typedef enum {
+#define DDL_PATH_ROW(ID, ...) DDL_ALGO_##ID,
+#include "paths.def"
+#undef DDL_PATH_ROW
+    DDL_ALGO_COUNT
+} ddl_algo_id_t;
 
 /* DDL_INTER_AUTO (the cost model chooses per chunk), then one id per row of
  * inter_algos.def, in its order. */
@@ -21,23 +27,26 @@ typedef enum {
 } ddl_inter_algo_id_t;
 #define DDL_INTER_ALGOS (DDL_INTER_COUNT - 1) /* the rows */
 
-/* The MPI path's forms between nodes, a tuning band's or a candidate's
- * suffix: "mpi" (the owners' signatures, then MPI_Allreduce; a call that
- * repeats the last one between hosts starts MPI_Iallreduce before the
- * signatures agree, algo/mpi_early.c), "mpi/exchange" (the data rides in the
- * signatures' exchange), "mpi/after" (MPI_Allreduce only once the signatures
- * agree: never the early start, whose MPI_Iallreduce may move more bytes),
- * "mpi/halves" (no MPI_Allreduce: the owners' own reduce-scatter, its
- * messages carrying the signatures, then their allgather). */
+/* The MPI path's forms between nodes: one id per row of mpi_forms.def. */
 typedef enum {
-    DDL_MPI_FORM_PLAIN = 0,
-    DDL_MPI_FORM_EXCHANGE,
-    DDL_MPI_FORM_AFTER,
-    DDL_MPI_FORM_HALVES,
+#define DDL_MPI_FORM_ROW(ID, ...) DDL_MPI_FORM_##ID,
+#include "mpi_forms.def"
+#undef DDL_MPI_FORM_ROW
     DDL_MPI_FORM_COUNT
 } ddl_mpi_form_t;
 
-typedef enum { DDL_GPU_AUTO = 0, DDL_GPU_STAGED, DDL_GPU_MPI, DDL_GPU_NCCL, DDL_GPU_TRANSPORT_COUNT } ddl_gpu_transport_t;
+/* How device buffers go between nodes: one id per row of gpu_transports.def. */
+typedef enum {
+#define DDL_GPU_ROW(ID, ...) DDL_GPU_##ID,
+#include "gpu_transports.def"
+#undef DDL_GPU_ROW
+    DDL_GPU_TRANSPORT_COUNT
+} ddl_gpu_transport_t;
+
+/* Each form's row of mpi_forms.def: where its data goes (data), and whether
+ * it may start its MPI_Iallreduce early (early). */
+extern const unsigned char ddl_mpi_form_data[];
+extern const unsigned char ddl_mpi_form_early[];
 
 /* Indexed by the ids above, NULL-terminated. */
 extern const char *const ddl_algo_names[];

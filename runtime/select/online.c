@@ -116,8 +116,13 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
         } else {
             add(k, job, job->path, 0, 0);
         }
-        int after = job->with_mpi && class_above_exchange_up_to(job, cls, job->early_max);
-        int halves = job->with_mpi && class_above_exchange_up_to(job, cls, job->halves_max);
+        /* The MPI path's forms (mpi_forms.def), each up to its largest call. */
+        int form_fits[DDL_MPI_FORM_COUNT] = {
+#define DDL_MPI_FORM_ROW(ID, suffix, up_to, ...) \
+    [DDL_MPI_FORM_##ID] = job->with_mpi && class_above_exchange_up_to(job, cls, up_to),
+#include "mpi_forms.def"
+#undef DDL_MPI_FORM_ROW
+        };
         /* Where the owners' allreduce in halves is a candidate, the early
          * start is not (mpi/after is the MPI path without it): the halves
          * hide the signatures' round without MPI_Iallreduce's doubled bytes,
@@ -125,14 +130,11 @@ static void start(ddl_online_class_t *k, const ddl_online_job_t *job, int cls, i
          * choice (measured on the emulated rails, a band of each from 16 KiB
          * to 512 KiB: the early start 0.19-1.03x MPI_Allreduce, erratic;
          * the halves 0.92-1.48x; mpi/after 0.73-1.00x). */
-        if (job->with_mpi && !(after && halves))
+        if (job->with_mpi && !(form_fits[DDL_MPI_FORM_AFTER] && form_fits[DDL_MPI_FORM_HALVES]))
             add(k, job, DDL_ALGO_MPI, 0, 0);
-        if (job->with_mpi && class_above_exchange_up_to(job, cls, job->exchange_max))
-            add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_EXCHANGE;
-        if (after)
-            add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_AFTER;
-        if (halves)
-            add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = DDL_MPI_FORM_HALVES;
+        for (int f = DDL_MPI_FORM_PLAIN + 1; f < DDL_MPI_FORM_COUNT; f++)
+            if (form_fits[f])
+                add(k, job, DDL_ALGO_MPI, 0, 0)->mpi_form = (ddl_mpi_form_t)f;
         if (job->chunks && several && chunked) {
             add(k, job, job->path, 0, -1);
             add(k, job, job->path, 0, 1);

@@ -69,8 +69,11 @@ int main(int argc, char **argv)
     }
     printf("\nAlgorithms:\n");
     const ddl_algo_desc_t *algos = ddl_algo_table(&n);
+    int width = 0;
     for (size_t i = 0; i < n; i++)
-        printf("  %-10s %-5s %s\n", algos[i].scope, algos[i].name, algos[i].description);
+        width = (int)strlen(algos[i].name) > width ? (int)strlen(algos[i].name) : width;
+    for (size_t i = 0; i < n; i++)
+        printf("  %-10s %-*s %s\n", algos[i].scope, width, algos[i].name, algos[i].description);
     printf("\nTypes:");
     for (int t = 0; t < DDL_DTYPE_COUNT; t++)
         printf(" %s", ddl_dtype_name((ddl_dtype_t)t));

@@ -36,6 +36,23 @@ if [ -x "$top_builddir/ddl-info" ]; then
             fail "ddl-lanes.7 does not give $v's values as ddl-info does: $range"
         checked=$((checked + 1))
     done < <("$top_builddir/ddl-info" | sed -n 's/^  \(DDL_[A-Z_]*\) .* (\([0-9]* to [0-9]*\|at least [0-9]*\)).*/\1 \2/p')
+    # An enumerated setting's values are its rows (ddl-info's Algorithms,
+    # made from core/*.def): the first line of its entry lists them all, and
+    # no other.  The MPI path's forms, a tuning band's names, are in the
+    # selection guide.
+    for pair in allreduce:DDL_ALGO lane:DDL_LANE_ALGO gpu:DDL_GPU_TRANSPORT; do
+        scope=${pair%%:*} v=${pair#*:}
+        rows=$("$top_builddir/ddl-info" | sed -n "s|^  $scope  *\([a-z0-9/]*\) .*|\1|p" | sort | xargs)
+        listed=$(sed -n "s/^\*$v\* (\([^;)]*\).*/\1/p" "$man/ddl-lanes.7.scd" | sed 's/ or /, /' | tr ',' '\n' |
+            tr -d ' ' | sort | xargs)
+        [ -n "$rows" ] && [ "$rows" = "$listed" ] ||
+            fail "ddl-lanes.7 lists $v's values as '$listed'; its rows (ddl-info) are '$rows'"
+        checked=$((checked + 1))
+    done
+    for form in $("$top_builddir/ddl-info" | sed -n 's|^  form  *\(mpi/[a-z]*\) .*|\1|p'); do
+        grep -q -- "$form" "$top_srcdir/docs/selection.md" || fail "docs/selection.md does not describe $form"
+        checked=$((checked + 1))
+    done
     for v in $("$top_builddir/ddl-info" | sed -n 's/^  \(DDL_[A-Z_]*\) .*(same on every rank).*/\1/p'); do
         grep -q -- "^\*$v\* (.*same on every rank" "$man/ddl-lanes.7.scd" ||
             fail "ddl-lanes.7 does not say that $v must be the same on every rank, as ddl-info does"

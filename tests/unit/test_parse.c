@@ -254,12 +254,33 @@ START_TEST(test_tuning_file)
 }
 END_TEST
 
+/* The hand-written lists of names agree with the rows they name: the
+ * multiring's per-dimension algorithms (dims=) are lane algorithms of
+ * inter_algos.def, and every MPI path's form has a name a tuning band can
+ * give (mpi/NAME; the plain form "mpi"). */
+START_TEST(test_names_agree_with_rows)
+{
+    for (int i = 0; ddl_dim_algo_names[i]; i++) {
+        int row = 0;
+        ck_assert_msg(ddl_parse_enum(ddl_dim_algo_names[i], ddl_inter_algo_names, &row) == 0 && row > 0,
+                      "dims= names %s, which is no row of inter_algos.def", ddl_dim_algo_names[i]);
+    }
+    int n = 0;
+    while (ddl_mpi_form_names[n])
+        n++;
+    ck_assert_int_eq(n, DDL_MPI_FORM_COUNT);
+    ck_assert_str_eq(ddl_mpi_form_names[DDL_MPI_FORM_PLAIN], "");
+    ck_assert_int_eq(ddl_mpi_form_early[DDL_MPI_FORM_PLAIN], 1);
+}
+END_TEST
+
 int main(void)
 {
     setenv("DDL_DEBUG", "NONE", 1);
     Suite *s = suite_create("parse");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, test_long);
+    tcase_add_test(tc, test_names_agree_with_rows);
     tcase_add_test(tc, test_size);
     tcase_add_test(tc, test_seconds_enum_bool);
     tcase_add_test(tc, test_params_defaults);
