@@ -20,10 +20,18 @@ case $kind in
 address)
     dir=$top/build-sanitize
     flag=--enable-sanitizers
-    tests="tests/unit/test_parse tests/unit/test_layout tests/unit/test_reduce tests/unit/test_heap tests/unit/test_node tests/unit/test_sched \
-tests/unit/test_plan tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings tests/unit/test_signature tests/fuzz/run-corpus.sh \
-tests/mpi/run-allreduce.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh tests/mpi/run-failure.sh tests/mpi/run-multiring.sh \
-tests/mpi/run-trace.sh tests/mpi/run-agreement.sh"
+    units="tests/unit/test_parse tests/unit/test_layout tests/unit/test_reduce tests/unit/test_heap tests/unit/test_node tests/unit/test_sched \
+tests/unit/test_plan tests/unit/test_fabric tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings \
+tests/unit/test_signature"
+    tests="$units tests/fuzz/run-corpus.sh tests/mpi/run-allreduce.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh \
+tests/mpi/run-failure.sh tests/mpi/run-multiring.sh tests/mpi/run-trace.sh tests/mpi/run-agreement.sh"
+    # Only these are built (with the tools the suites run, below): not the
+    # plugin, the man pages or ddl-sim, which the sanitizers do not run.
+    programs="$units tests/fuzz/fuzz-tuning tests/fuzz/fuzz-grid tests/fuzz/fuzz-cpulist tests/fuzz/fuzz-plugstack \
+tests/fuzz/fuzz-powerai tests/fuzz/fuzz-values tests/fuzz/fuzz-plan tests/mpi/ddl-test-allreduce tests/mpi/ddl-test-iallreduce \
+tests/mpi/ddl-test-errors tests/mpi/ddl-test-mismatch tests/mpi/ddl-test-failure tests/mpi/ddl-test-multiring \
+tests/mpi/ddl-test-agreement"
+    tools="ddl-bench ddl-trace-merge tests/mpi/libddl-mpi-fail.la"
     report='ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:'
     export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:fast_unwind_on_malloc=0
     export LSAN_OPTIONS=suppressions=$top/etc/lsan.supp:print_suppressions=0
@@ -55,18 +63,14 @@ if ! CC=$cc ./configure $flag --without-cuda > configure.out 2>&1 && [ $cc = cla
     echo "sanitize: clang cannot build with the sanitizers here; using gcc"; cc=gcc
     CC=gcc ./configure $flag --without-cuda > configure.out 2>&1
 fi
-# The thread kind builds only what its suites run (the library, the helper
-# and $programs); the address kind everything its suites use.
-make -j"$(nproc)" ${programs:+libddl.la ddl-helper $programs} > make.out 2>&1 ||
+# Each kind builds only what its suites run: the library, the helper, the
+# tools its suites use and $programs.
+make -j"$(nproc)" libddl.la ddl-helper ${tools:-} $programs > make.out 2>&1 ||
     { echo "sanitize: build with $cc failed"; tail -n 30 configure.out make.out; exit 1; }
 echo "sanitize: built with $cc ($(grep -o 'sanitizers: .*' configure.out))"
 export CK_TIMEOUT_MULTIPLIER=10 # check's per-test timeout, for the slower build
 export DDL_TEST_QUICK=1        # fewer counts per case: the sanitizers look for paths, not values
-if [ -n "${programs:-}" ]; then
-    make -j1 check-TESTS TESTS="$tests" check_PROGRAMS="$programs" > check.out 2>&1 # no build of everything first
-else
-    make -j1 check TESTS="$tests" > check.out 2>&1
-fi
+make -j1 check-TESTS TESTS="$tests" check_PROGRAMS="$programs" > check.out 2>&1 # no build of everything first
 rc=$?
 for log in tests/unit/*.log tests/fuzz/*.log tests/mpi/*.log; do
     [ -f "$log" ] || continue

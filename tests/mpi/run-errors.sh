@@ -21,9 +21,13 @@ fi
 exchange=$(mktemp) halves=$(mktemp)
 echo "0-inf mpi/exchange" > "$exchange" # mismatched calls of up to 63 KiB inside the owners' exchange
 echo "0-inf mpi/halves" > "$halves"     # of up to 512 KiB in the owners' own reduce-scatter (4 owners)
-for layout in "1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" "1 collective 2 4" \
-        "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange" \
-        "2 serve 4 8 DDL_TUNING_FILE=$halves"; do
+layouts=("1 collective 0 4" "2 serve 0 4" "2 collective 2 4" "2 serve 2 6" "1 collective 1 3" "1 collective 2 4"
+    "2 collective 2 4 DDL_SELECT=model" "2 serve 2 6 DDL_SELECT=model" "1 collective 2 6 DDL_TUNING_FILE=$exchange"
+    "2 serve 4 8 DDL_TUNING_FILE=$halves")
+# The sanitizer build (DDL_TEST_QUICK): one node, lanes in each helper mode
+# between virtual nodes, and the exchange and the halves.
+[ "${DDL_TEST_QUICK:-0}" = 0 ] || layouts=("${layouts[0]}" "${layouts[2]}" "${layouts[7]}" "${layouts[8]}" "${layouts[9]}")
+for layout in "${layouts[@]}"; do
     set -- $layout
     if env DDL_LANES=$1 DDL_HELPERS=$2 DDL_NODE_SIZE=$3 DDL_TIMEOUT=60 DDL_DEBUG=NONE ${5:-} timeout 120 \
             $MPIRUN -n $4 "$top_builddir/tests/mpi/ddl-test-mismatch" < /dev/null; then
