@@ -30,7 +30,7 @@ tests/mpi/run-failure.sh tests/mpi/run-multiring.sh tests/mpi/run-trace.sh tests
     programs="$units tests/fuzz/fuzz-tuning tests/fuzz/fuzz-grid tests/fuzz/fuzz-cpulist tests/fuzz/fuzz-plugstack \
 tests/fuzz/fuzz-powerai tests/fuzz/fuzz-values tests/fuzz/fuzz-plan tests/mpi/ddl-test-allreduce tests/mpi/ddl-test-iallreduce \
 tests/mpi/ddl-test-errors tests/mpi/ddl-test-mismatch tests/mpi/ddl-test-failure tests/mpi/ddl-test-multiring \
-tests/mpi/ddl-test-agreement"
+tests/mpi/ddl-test-agreement tests/mpi/ddl-test-powerai"
     tools="ddl-bench ddl-trace-merge tests/mpi/libddl-mpi-fail.la"
     report='ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:'
     export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:fast_unwind_on_malloc=0

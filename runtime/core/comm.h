@@ -70,10 +70,8 @@ struct ddl_comm {
     ddl_private_alloc_t *priv;   /* helpers' ddl_malloc buffers (not shared) */
     size_t npriv, cap_priv;
 
-    void *scratch[DDL_NSCHED], *tmp[DDL_NSCHED];
+    void *scratch[DDL_NSCHED];   /* between nodes: the pipeline's slot buffers (host_fill's target) */
     size_t scratch_bytes;
-    void *left_to_mpi;           /* a tmp that an abandoned early chunk's receive may still write (host_p2p.c):
-                                  * never freed, never reused */
     struct ddl_online *online;   /* online selection (and DDL_EXPLORE): what each size class measured and chose */
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
@@ -81,7 +79,7 @@ struct ddl_comm {
     double phase_seconds[DDL_PH_COUNT]; /* lane-path calls, phase by phase (ddl_comm_phases) */
     unsigned long long lane_calls;
     unsigned long long early_calls; /* lane calls whose first chunk left before the signatures (DDL_PH_EARLY) */
-    struct ddl_sched *sched;     /* [DDL_NSCHED] between nodes; NULL on one node */
+    struct ddl_transports *transports; /* every transport's own state (transport/transport.h) */
 
     struct ddl_gpu *gpu;         /* CUDA state, from the first device call (gpu_cuda.h) */
     void *bounce;                /* host copy of device buffers on the MPI path: kept for the next call */

@@ -21,7 +21,6 @@ struct ddl_gpu {
     void *chunk[DDL_NSCHED];    /* device chunks: reduction target and transport buffer */
     int scratch_pinned;         /* c->scratch[] registered with cudaHostRegister */
     ddl_nccl_t *nccl;           /* NCCL transport: created by the first call that needs it */
-    MPI_Request mpi_req[DDL_NSCHED]; /* cuda-mpi transport: each slot's MPI_Iallreduce */
 };
 
 /* A failed CUDA call as a ddl error naming what was done and CUDA's reason. */

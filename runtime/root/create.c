@@ -25,6 +25,7 @@
 #include "log.h"
 #include "route.h"
 #include "trace.h"
+#include "transport.h"
 
 static ddl_status_t mpi_ok(int rc, const char *what)
 {
@@ -103,13 +104,9 @@ static void release(ddl_comm_t *c)
     ddl_gpu_comm_release(c); /* before the staging buffers and the lane communicator go */
     free(c->bounce);
     ddl_owners_exchange_free(c->owners_x);
-    for (int i = 0; i < DDL_NSCHED; i++) {
-        if (c->sched)
-            ddl_sched_fini(&c->sched[i]);
+    ddl_transports_fini(c); /* before the pipeline's buffers and the lane communicator go */
+    for (int i = 0; i < DDL_NSCHED; i++)
         free(c->scratch[i]);
-        free(c->tmp[i]);
-    }
-    free(c->sched);
     free(c->online);
     ddl_heap_fini(&c->heap);
     for (size_t i = 0; i < c->npriv; i++)
@@ -131,7 +128,7 @@ static void release(ddl_comm_t *c)
     free(c->world_of_owner);
     free(c->shm_host);
     ddl_mpi_early_free(c);
-    ddl_lane_early_free(c); /* left_to_mpi stays: MPI may still write it */
+    ddl_lane_early_free(c);
     free_comm(&c->owners_app);
     free_comm(&c->owners_sig);
     free_comm(&c->owners);
@@ -425,24 +422,17 @@ static ddl_status_t setup_shm(ddl_comm_t *c)
     return DDL_OK;
 }
 
+/* Between nodes: the pipeline's slot buffers, then every transport's own
+ * state (ddl_transports_init). */
 static ddl_status_t setup_lanes(ddl_comm_t *c)
 {
-    if (c->info.nnodes == 1)
-        return DDL_OK;
-    int max_steps = ddl_inter_max_steps(c->info.nnodes, &c->set.grid);
-    c->scratch_bytes = c->set.chunk_size ? c->set.chunk_size : DDL_CHUNK_MAX;
-    if (!(c->sched = calloc(DDL_NSCHED, sizeof(*c->sched))))
-        return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the lanes' schedules");
-    for (int i = 0; i < DDL_NSCHED; i++) {
-        c->scratch[i] = aligned_alloc(64, c->scratch_bytes);
-        c->tmp[i] = aligned_alloc(64, c->scratch_bytes);
-        if (!c->scratch[i] || !c->tmp[i])
-            return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
-        ddl_status_t st = ddl_sched_init(&c->sched[i], c->lane_comm, max_steps, c->counts);
-        if (st != DDL_OK)
-            return st;
+    if (c->info.nnodes > 1) {
+        c->scratch_bytes = c->set.chunk_size ? c->set.chunk_size : DDL_CHUNK_MAX;
+        for (int i = 0; i < DDL_NSCHED; i++)
+            if (!(c->scratch[i] = aligned_alloc(64, c->scratch_bytes)))
+                return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
     }
-    return DDL_OK;
+    return ddl_transports_init(c, c->info.nnodes > 1 ? ddl_inter_max_steps(c->info.nnodes, &c->set.grid) : 0);
 }
 
 /* At INFO, rank 0 prints the whole lane map once, with each rank's cores (the

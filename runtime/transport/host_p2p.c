@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The host-p2p transport (transport.h): the chunk's step list over MPI
- * point-to-point along the lane, progressed with the other chunks in flight. */
+ * point-to-point along the lane, progressed with the other chunks in flight.
+ * Its state, one schedule and one receive buffer per pipeline slot, is its
+ * own (host_init). */
 #include "config.h"
 
 #include <stdio.h>
@@ -19,15 +21,57 @@ static int chunk_tag(int slot, int early)
     return slot + DDL_NSCHED * early;
 }
 
+struct host_p2p {
+    ddl_sched_t sched[DDL_NSCHED];
+    void *tmp[DDL_NSCHED]; /* each slot's receive buffer, c->scratch_bytes */
+    void *left_to_mpi;     /* a tmp that an abandoned early chunk's receive may still write (host_abandon) */
+};
+
+static struct host_p2p *state_of(const ddl_comm_t *c)
+{
+    return ddl_transport_state(c, &ddl_transport_host_p2p);
+}
+
+static void host_fini(ddl_comm_t *c, void *state)
+{
+    (void)c;
+    struct host_p2p *h = state;
+    for (int i = 0; i < DDL_NSCHED; i++) {
+        ddl_sched_fini(&h->sched[i]);
+        free(h->tmp[i]);
+    }
+    free(h); /* left_to_mpi stays: MPI may still write it */
+}
+
+/* Between nodes only: on one node no chunk leaves. */
+static ddl_status_t host_init(ddl_comm_t *c, int max_steps, void **state)
+{
+    if (c->info.nnodes == 1)
+        return DDL_OK;
+    struct host_p2p *h = calloc(1, sizeof(*h));
+    if (!h)
+        return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate the lanes' schedules");
+    *state = h;
+    for (int i = 0; i < DDL_NSCHED; i++) {
+        if (!(h->tmp[i] = aligned_alloc(64, c->scratch_bytes)))
+            return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
+        ddl_status_t st = ddl_sched_init(&h->sched[i], c->lane_comm, max_steps, c->counts);
+        if (st != DDL_OK)
+            return st;
+    }
+    return DDL_OK;
+}
+
 static ddl_status_t host_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
                               size_t n, ddl_dtype_t dtype, ddl_redop_t op, int early)
 {
-    ddl_sched_t *s = &c->sched[slot];
+    struct host_p2p *h = state_of(c);
+    ddl_sched_t *s = &h->sched[slot];
     int nsteps;
     ddl_status_t st = build(c, plan, n, ddl_dtype_size(dtype), s->steps, &nsteps);
     if (st != DDL_OK)
         return st;
-    ddl_sched_start(s, chunk_tag(slot, early), early > 0, nsteps, buf, c->tmp[slot], ddl_dtype_size(dtype),
+    ddl_sched_start(s, chunk_tag(slot, early), early > 0, nsteps, buf, h->tmp[slot], ddl_dtype_size(dtype),
                     ddl_reduce_fn(dtype, op));
     /* Post the first step now: the chunk's first bytes leave while the node
      * reduces the next chunk, not when the pipeline first waits for this one. */
@@ -36,6 +80,7 @@ static ddl_status_t host_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_s
 
 struct chunk_arg {
     ddl_comm_t *c;
+    struct host_p2p *h;
     int i;
 };
 
@@ -45,7 +90,7 @@ static int progress_chunks(void *arg)
     const struct chunk_arg *a = arg;
     int rc = 1;
     for (int j = 0; j < DDL_NSCHED; j++) {
-        int r = ddl_sched_progress(&a->c->sched[j]);
+        int r = ddl_sched_progress(&a->h->sched[j]);
         if (r < 0)
             return r;
         if (j == a->i)
@@ -59,7 +104,7 @@ static void waiting_for_peer(void *arg, char *buf, size_t len)
 {
     const struct chunk_arg *a = arg;
     const ddl_comm_t *c = a->c;
-    int peer = ddl_sched_waiting_for(&c->sched[a->i]);
+    int peer = ddl_sched_waiting_for(&a->h->sched[a->i]);
     int wr = peer >= 0 ? c->world_of_lane[peer] : -1;
     snprintf(buf, len, "rank %d on %s (node %d, lane of local rank %d)", wr, wr >= 0 ? c->hosts[wr] : "?",
              peer, c->info.local_rank);
@@ -68,7 +113,7 @@ static void waiting_for_peer(void *arg, char *buf, size_t len)
 static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_dtype_t dtype)
 {
     (void)buf, (void)n, (void)dtype;
-    struct chunk_arg a = {c, i};
+    struct chunk_arg a = {c, state_of(c), i};
     return ddl_comm_wait(c, progress_chunks, &a, "lane transfer", waiting_for_peer);
 }
 
@@ -79,12 +124,13 @@ static ddl_status_t host_finish(ddl_comm_t *c, int i, void *buf, size_t n, ddl_d
  * (lane_early.c: none starts early after it). */
 static ddl_status_t host_abandon(ddl_comm_t *c, int slot)
 {
-    ddl_sched_abandon(&c->sched[slot]);
+    struct host_p2p *h = state_of(c);
+    ddl_sched_abandon(&h->sched[slot]);
     void *fresh = aligned_alloc(64, c->scratch_bytes);
     if (!fresh)
         return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
-    c->left_to_mpi = c->tmp[slot];
-    c->tmp[slot] = fresh;
+    h->left_to_mpi = h->tmp[slot];
+    h->tmp[slot] = fresh;
     return DDL_OK;
 }
 
@@ -94,4 +140,10 @@ static int host_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_r
     return !device;
 }
 
-const ddl_transport_t ddl_transport_host_p2p = {"host-p2p", host_usable, host_start, host_finish, host_abandon};
+const ddl_transport_t ddl_transport_host_p2p = {.name = "host-p2p",
+                                                 .init = host_init,
+                                                 .fini = host_fini,
+                                                 .usable = host_usable,
+                                                 .start = host_start,
+                                                 .finish = host_finish,
+                                                 .abandon = host_abandon};

@@ -34,6 +34,13 @@ typedef ddl_status_t (*ddl_steps_fn)(struct ddl_comm *c, const ddl_call_plan_t *
 
 typedef struct ddl_transport {
     const char *name;
+    /* Its own state for communicator c, made when c is created (between
+     * nodes; on one node it may make none: *state NULL), as NCCL's
+     * transports set up their connections: max_steps bounds a chunk's step
+     * list between nodes.  NULL: it keeps none.  ddl_transport_state finds
+     * the state again; fini frees it with the communicator. */
+    ddl_status_t (*init)(struct ddl_comm *c, int max_steps, void **state);
+    void (*fini)(struct ddl_comm *c, void *state);
     /* Can it carry this call's chunks (device or host buffers, type, op)? */
     int (*usable)(const struct ddl_comm *c, int device, ddl_dtype_t dtype, ddl_redop_t op);
     /* Start the lane allreduce of the n elements in buf (pipeline slot `slot`)
@@ -54,6 +61,23 @@ typedef struct ddl_transport {
 extern const ddl_transport_t ddl_transport_host_p2p;
 /* The CUDA module's rows (transport_gpu.c). */
 extern const ddl_transport_t ddl_transport_staged, ddl_transport_cuda_mpi, ddl_transport_nccl;
+
+/* Every row's state for one communicator (c->transports): made by
+ * ddl_transports_init (transport.c, which has the rows), found by
+ * ddl_transport_state (transport_state.c, which the rows use). */
+#define DDL_TRANSPORT_ROWS_MAX 8 /* the host row and the CUDA module's */
+struct ddl_transports {
+    size_t n;
+    const struct ddl_transport *row[DDL_TRANSPORT_ROWS_MAX];
+    void *state[DDL_TRANSPORT_ROWS_MAX];
+};
+
+/* Every row's init (the host row, then the CUDA module's rows when it is
+ * loaded), kept on c (c->transports), and every row's fini. */
+ddl_status_t ddl_transports_init(struct ddl_comm *c, int max_steps);
+void ddl_transports_fini(struct ddl_comm *c);
+/* The state row's init made for c (NULL: none). */
+void *ddl_transport_state(const struct ddl_comm *c, const ddl_transport_t *row);
 
 /* The first usable row for this call: host-p2p for host buffers; for device
  * buffers the one DDL_GPU_TRANSPORT agreed at creation (cuda-mpi only where

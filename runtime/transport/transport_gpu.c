@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "comm.h"
 #include "gpu_cuda.h"
@@ -39,7 +40,28 @@ static ddl_status_t staged_finish(ddl_comm_t *c, int slot, void *buf, size_t n, 
     return ddl_gpu_wait(c, "the host-to-device copy");
 }
 
-/* cuda-mpi: MPI_Iallreduce on the device chunk once the reduction kernel is done. */
+/* cuda-mpi: MPI_Iallreduce on the device chunk once the reduction kernel is
+ * done.  Its state: each pipeline slot's request. */
+static ddl_status_t mpi_init(ddl_comm_t *c, int max_steps, void **state)
+{
+    (void)max_steps;
+    if (c->info.nnodes == 1)
+        return DDL_OK;
+    MPI_Request *req = malloc(sizeof(MPI_Request) * DDL_NSCHED);
+    if (!req)
+        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for the cuda-mpi transport");
+    for (int i = 0; i < DDL_NSCHED; i++)
+        req[i] = MPI_REQUEST_NULL;
+    *state = req;
+    return DDL_OK;
+}
+
+static void mpi_fini(ddl_comm_t *c, void *state)
+{
+    (void)c;
+    free(state);
+}
+
 static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_steps_fn build, int slot, void *buf,
                               size_t n, ddl_dtype_t dtype, ddl_redop_t op, int early)
 {
@@ -51,7 +73,8 @@ static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_st
     ddl_status_t st = ddl_gpu_wait(c, "the reduction kernel");
     if (st != DDL_OK)
         return st;
-    if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, type, mop, c->lane_comm, &c->gpu->mpi_req[slot]) != MPI_SUCCESS)
+    MPI_Request *req = ddl_transport_state(c, &ddl_transport_cuda_mpi);
+    if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, type, mop, c->lane_comm, &req[slot]) != MPI_SUCCESS)
         return ddl_comm_mpi_error(c, "MPI_Iallreduce on device memory");
     return DDL_OK;
 }
@@ -59,7 +82,8 @@ static ddl_status_t mpi_start(ddl_comm_t *c, const ddl_call_plan_t *plan, ddl_st
 static ddl_status_t mpi_finish(ddl_comm_t *c, int slot, void *buf, size_t n, ddl_dtype_t dtype)
 {
     (void)buf, (void)n, (void)dtype;
-    ddl_mpi_wait_t w = {&c->gpu->mpi_req[slot], NULL, 1};
+    MPI_Request *req = ddl_transport_state(c, &ddl_transport_cuda_mpi);
+    ddl_mpi_wait_t w = {&req[slot], NULL, 1};
     return ddl_comm_wait(c, ddl_mpi_done, &w, "lane MPI_Iallreduce on device memory", NULL);
 }
 
@@ -105,6 +129,13 @@ static int nccl_usable(const ddl_comm_t *c, int device, ddl_dtype_t dtype, ddl_r
     return device && c->set.gpu_transport == DDL_GPU_NCCL;
 }
 
-const ddl_transport_t ddl_transport_staged = {"staged", staged_usable, staged_start, staged_finish, NULL};
-const ddl_transport_t ddl_transport_cuda_mpi = {"cuda-mpi", mpi_usable, mpi_start, mpi_finish, NULL};
-const ddl_transport_t ddl_transport_nccl = {"nccl", nccl_usable, nccl_start, nccl_finish, NULL};
+const ddl_transport_t ddl_transport_staged = {
+    .name = "staged", .usable = staged_usable, .start = staged_start, .finish = staged_finish};
+const ddl_transport_t ddl_transport_cuda_mpi = {.name = "cuda-mpi",
+                                                .init = mpi_init,
+                                                .fini = mpi_fini,
+                                                .usable = mpi_usable,
+                                                .start = mpi_start,
+                                                .finish = mpi_finish};
+const ddl_transport_t ddl_transport_nccl = {
+    .name = "nccl", .usable = nccl_usable, .start = nccl_start, .finish = nccl_finish};

@@ -168,8 +168,14 @@ static int looks_of_wait(int (*step)(void *arg), double ready_s)
 #define NAPPING_LOOKS 110 /* 2 ms / 20 us, and a few */
 START_TEST(test_poll_naps_where_waits_were_long)
 {
-    (void)looks_of_wait(ready_one, LONG_WAIT_S);
-    int napping = looks_of_wait(ready_one, LONG_WAIT_S);
+    /* A long wait whose thread lost the core before its first reading of
+     * the clock measures itself short (a loaded host: the sanitizers'
+     * suite beside another build): up to three tries. */
+    int napping = NAPPING_LOOKS + 1;
+    for (int try = 0; try < 3 && napping > NAPPING_LOOKS; try++) {
+        (void)looks_of_wait(ready_one, LONG_WAIT_S);
+        napping = looks_of_wait(ready_one, LONG_WAIT_S);
+    }
     ck_assert_msg(napping <= NAPPING_LOOKS, "a wait after a long one looked %d times in %.0f ms: "
                   "it spun", napping, LONG_WAIT_S * 1e3);
     int elsewhere = looks_of_wait(ready_two, LONG_WAIT_S);
