@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Which algorithm a call uses: a tuning-file band for its size first, then
  * DDL_ALGO, then DDL_MPI_THRESHOLD when it was set, then DDL_SELECT: online
- * selection (select/online.h: the bookkeeping; here its agreements (core/agree.h),
+ * selection (select/online.h: the bookkeeping; here its agreements (agree/agree.h),
  * its messages and DDL_TUNING_SAVE) or the fixed crossover and the cost model.
  * Online selection is the one engine that times candidates: DDL_EXPLORE is
  * its per-dimension stage, also under DDL_SELECT=model.  On the lane path,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The job-wide lane map at communicator creation (bootstrap.h): PMIx where the
- * job has a server, else MPI.  Uses core only. */
+ * job has a server, else MPI.  Part of the composition root, which alone
+ * calls it; uses core only. */
 #include "config.h"
 
 #include <stdio.h>
