@@ -425,7 +425,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     ddl_sig_t sig;
     if (owner || c->helper_mode == DDL_HELPERS_COLLECTIVE) {
         sig = (ddl_sig_t){(int64_t)count, dtype, op, multiring ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE,
-                          call->plan.lane_algo, call->plan.chunk, c->seq, 0};
+                          call->plan.lane_algo, call->plan.chunk, c->seq, 0, call->coll};
     } else {
         const ddl_node_req_t *orq = ddl_node_request(&c->node, in->gpu * in->lanes);
         call->plan = orq->plan;

@@ -71,7 +71,8 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
 static ddl_sig_t mpi_sig(const ddl_call_t *call, int data_form, int early, const ddl_comm_t *c)
 {
     int32_t bad = call->refusal ? DDL_SIG_REFUSED : call->own_error != DDL_OK ? DDL_SIG_BAD_BUFFER : 0;
-    return (ddl_sig_t){call->count, call->dtype, call->op, DDL_ALGO_MPI, data_form, (uint64_t)early, c->seq, bad};
+    return (ddl_sig_t){call->count, call->dtype, call->op, DDL_ALGO_MPI, data_form, (uint64_t)early, c->seq, bad,
+                       call->coll};
 }
 
 /* The MPI path's share of the always-on check: the owners compare their

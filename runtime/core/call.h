@@ -19,6 +19,7 @@ struct ddl_candidate;
 /* One call: its arguments as posted, and the state the runner keeps for it
  * (the request owns it, and passes it down the layers that run it). */
 typedef struct {
+    int coll;            /* ddl_coll_t: which collective (collectives.def); its signature says so */
     const void *sendbuf; /* DDL_IN_PLACE already resolved */
     void *recvbuf;
     int64_t count;

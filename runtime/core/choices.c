@@ -7,6 +7,11 @@
 #include "choices.h"
 #include "signature.h" /* DDL_SIG_HALVES, a form's data */
 
+const char *const ddl_coll_names[] = {
+#define DDL_COLL_ROW(ID, name) name,
+#include "collectives.def"
+#undef DDL_COLL_ROW
+    NULL};
 const char *const ddl_algo_names[] = {
 #define DDL_PATH_ROW(ID, name, ...) name,
 #include "paths.def"

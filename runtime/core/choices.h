@@ -8,6 +8,14 @@
 #ifndef DDL_CHOICES_H
 #define DDL_CHOICES_H
 
+/* The collectives: one id per row of collectives.def. */
+typedef enum {
+#define DDL_COLL_ROW(ID, ...) DDL_COLL_##ID,
+#include "collectives.def"
+#undef DDL_COLL_ROW
+    DDL_COLL_COUNT
+} ddl_coll_t;
+
 /* The allreduce paths: one id per row of paths.def. */
 typedef enum {
 #define DDL_PATH_ROW(ID, ...) DDL_ALGO_##ID,
@@ -49,6 +57,7 @@ extern const unsigned char ddl_mpi_form_data[];
 extern const unsigned char ddl_mpi_form_early[];
 
 /* Indexed by the ids above, NULL-terminated. */
+extern const char *const ddl_coll_names[];
 extern const char *const ddl_algo_names[];
 extern const char *const ddl_inter_algo_names[];
 extern const char *const ddl_gpu_transport_names[];

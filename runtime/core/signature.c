@@ -25,7 +25,10 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
     const char *dt = (unsigned)s->dtype < DDL_DTYPE_COUNT ? ddl_dtype_name((ddl_dtype_t)s->dtype) : NULL;
     const char *op = (unsigned)s->op < DDL_REDOP_COUNT ? ddl_redop_name((ddl_redop_t)s->op) : NULL;
     const char *al = (unsigned)s->algo < DDL_ALGO_COUNT ? ddl_algo_names[s->algo] : NULL;
-    snprintf(buf, len, "count %lld, %s, %s, %s", (long long)s->count, name_or(dt, t, sizeof(t), s->dtype),
+    char k[24];
+    const char *coll = (unsigned)s->coll < DDL_COLL_COUNT ? ddl_coll_names[s->coll] : NULL;
+    snprintf(buf, len, "%s of count %lld, %s, %s, %s", name_or(coll, k, sizeof(k), s->coll), (long long)s->count,
+             name_or(dt, t, sizeof(t), s->dtype),
              name_or(op, o, sizeof(o), s->op), name_or(al, a, sizeof(a), s->algo));
     size_t n = strlen(buf);
     if (s->algo == DDL_ALGO_MPI && s->lane_algo && n < len)
@@ -43,7 +46,7 @@ void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len)
 
 /* The owners' exchange compares signatures packed into DDL_SIG_KEY_WORDS
  * words: the count, the chunk, and the rest in one word (from the lowest
- * bits: bad, lane_algo, algo, op, dtype, seq).  Every field fits its bits
+ * bits: bad, lane_algo, algo, op, dtype, coll, seq).  Every field fits its bits
  * (below), so different signatures never pack alike, and the last word's
  * sign bit stays clear for the exchange's mark of a disagreement.  A small
  * call between nodes then sends 24 bytes of signature where the fields'
@@ -56,10 +59,12 @@ _Static_assert(K_REST == DDL_SIG_KEY_WORDS - 1, "the exchange's mark of a disagr
 #define ALGO_BITS 4
 #define OP_BITS 6
 #define DTYPE_BITS 6
+#define COLL_BITS 3
 #define BITS(n) ((UINT64_C(1) << (n)) - 1)
-#define SEQ_SHIFT (BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS)
+#define SEQ_SHIFT (BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + COLL_BITS)
 _Static_assert(DDL_SIG_KEY_WORDS == 3, "count, chunk, the rest");
-_Static_assert(BAD_BITS + LANE_BITS + ALGO_BITS + OP_BITS + DTYPE_BITS + 32 < 64, "seq's 32 bits above the rest");
+_Static_assert(SEQ_SHIFT + 32 < 63, "seq's 32 bits above the rest, the sign bit clear");
+_Static_assert(DDL_COLL_COUNT <= 1 << COLL_BITS, "coll fits");
 _Static_assert(DDL_SIG_BAD_BUFFER < 1 << BAD_BITS && DDL_SIG_NODE_DISAGREES < 1 << BAD_BITS &&
                DDL_SIG_REFUSED < 1 << BAD_BITS, "bad fits");
 _Static_assert(DDL_INTER_COUNT <= 1 << LANE_BITS, "lane_algo fits (on the MPI path: 0 or 1)");
@@ -69,6 +74,7 @@ _Static_assert(DDL_REDOP_COUNT <= 1 << OP_BITS && DDL_DTYPE_COUNT <= 1 << DTYPE_
 void ddl_sig_key(const ddl_sig_t *s, int64_t *k)
 {
     uint64_t r = s->seq;
+    r = r << COLL_BITS | ((uint64_t)s->coll & BITS(COLL_BITS));
     r = r << DTYPE_BITS | ((uint64_t)s->dtype & BITS(DTYPE_BITS));
     r = r << OP_BITS | ((uint64_t)s->op & BITS(OP_BITS));
     r = r << ALGO_BITS | ((uint64_t)s->algo & BITS(ALGO_BITS));
@@ -100,7 +106,9 @@ ddl_sig_t ddl_sig_from_key(const int64_t *k)
     s.op = (int32_t)(r & BITS(OP_BITS));
     r >>= OP_BITS;
     s.dtype = (int32_t)(r & BITS(DTYPE_BITS));
-    s.seq = (uint32_t)(r >> DTYPE_BITS);
+    r >>= DTYPE_BITS;
+    s.coll = (int32_t)(r & BITS(COLL_BITS));
+    s.seq = (uint32_t)(r >> COLL_BITS);
     return s;
 }
 

@@ -28,6 +28,7 @@ typedef struct {
     uint64_t chunk;    /* the call's plan: bytes per chunk */
     uint32_t seq;      /* the communicator's call number */
     int32_t bad;       /* DDL_SIG_NODE_DISAGREES, DDL_SIG_BAD_BUFFER or DDL_SIG_REFUSED; 0: none */
+    int32_t coll;      /* ddl_coll_t (collectives.def); last, so that 0, allreduce, is the default */
 } ddl_sig_t;
 
 #define DDL_SIG_NODE_DISAGREES 1 /* the ranks of this signature's node called differently */
@@ -38,7 +39,7 @@ typedef struct {
  * not with it, 1 whole in the exchange, DDL_SIG_HALVES in halves. */
 #define DDL_SIG_HALVES 2
 
-/* "count 8, f32, sum, lane (chunk 65536), call 5" */
+/* "allreduce of count 8, f32, sum, lane (chunk 65536), call 5" */
 void ddl_sig_describe(const ddl_sig_t *s, char *buf, size_t len);
 
 struct ddl_node;

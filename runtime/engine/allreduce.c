@@ -74,7 +74,7 @@ static char refused_without_message[] = "ddl_allreduce: this rank refused its ar
 void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st)
 {
     char *why = strdup(ddl_last_error());
-    *call = (ddl_call_t){.dtype = DDL_DTYPE_F32, .op = DDL_REDOP_SUM, .mem = DDL_MEM_HOST, .own_error = st,
+    *call = (ddl_call_t){.coll = DDL_COLL_ALLREDUCE, .dtype = DDL_DTYPE_F32, .op = DDL_REDOP_SUM, .mem = DDL_MEM_HOST, .own_error = st,
                          .refusal = why ? why : refused_without_message};
 }
 
@@ -159,8 +159,8 @@ ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_
         ddl_allreduce_refuse(call, st);
         return DDL_OK;
     }
-    *call = (ddl_call_t){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op,
-                         .mem = DDL_MEM_HOST, .stream = stream};
+    *call = (ddl_call_t){.coll = DDL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                         .dtype = dtype, .op = op, .mem = DDL_MEM_HOST, .stream = stream};
     /* Where the buffers are is asked now, on the caller's thread (its CUDA
      * context); the runner may be the progress thread. */
     if (c->info.role == DDL_ROLE_OWNER && count > 0)
@@ -178,14 +178,15 @@ static ddl_status_t multiring_path(ddl_comm_t *c, ddl_call_t *call)
     return ddl_route_lane(c, call, 1);
 }
 
-/* The paths, one row per id that selection returns (never DDL_ALGO_AUTO).
- * The smallest messages (allreduce_inline.c) are the MPI row's, and device
- * buffers the lane rows' (allreduce_gpu.c): each is decided where that
- * path's ranks meet, when every owner's size and memory are known. */
-static ddl_status_t (*const paths[DDL_ALGO_COUNT])(ddl_comm_t *, ddl_call_t *) = {
-    [DDL_ALGO_MPI] = ddl_allreduce_mpi_path,
-    [DDL_ALGO_LANE] = lane_path,
-    [DDL_ALGO_MULTIRING] = multiring_path,
+/* Each collective's row (collectives.def): its paths, one per id that
+ * selection returns (never DDL_ALGO_AUTO).  The allreduce's smallest
+ * messages (allreduce_inline.c) are its MPI path's, and device buffers its
+ * lane paths' (allreduce_gpu.c): each is decided where that path's ranks
+ * meet, when every owner's size and memory are known. */
+static ddl_status_t (*const paths[DDL_COLL_COUNT][DDL_ALGO_COUNT])(ddl_comm_t *, ddl_call_t *) = {
+    [DDL_COLL_ALLREDUCE] = {[DDL_ALGO_MPI] = ddl_allreduce_mpi_path,
+                            [DDL_ALGO_LANE] = lane_path,
+                            [DDL_ALGO_MULTIRING] = multiring_path},
 };
 
 /* An owner's own buffers, once it runs the call: call->own_error says why
@@ -274,7 +275,7 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     ddl_algo_id_t algo = ddl_select_algo(c, call, bytes);
     int timed = ddl_select_wants_time(c, call, bytes);
     double start = timed ? ddl_now() : 0;
-    st = paths[algo](c, call);
+    st = paths[call->coll][algo](c, call);
     /* A failed MPI call whose code no one checked (mpi_errors.h) fails the
      * call here, not the next one, and breaks the communicator. */
     if (st == DDL_OK && ddl_mpi_failure_check(&c->mpi_failure, "ddl_allreduce") != DDL_OK)

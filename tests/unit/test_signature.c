@@ -22,6 +22,7 @@ static const int64_t counts[] = {0, 1, 7, (int64_t)DDL_MAX_BUFFER_BYTES};
 static const uint64_t chunks[] = {0, 1, 65536, DDL_MAX_BUFFER_BYTES};
 static const uint32_t seqs[] = {0, 1, 12345, UINT32_MAX};
 static const int32_t bads[] = {0, DDL_SIG_NODE_DISAGREES, DDL_SIG_BAD_BUFFER};
+static const int32_t colls[] = {0, 7}; /* the first collective and the most the key holds */
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static ddl_sig_t sig_at(int i)
@@ -32,6 +33,7 @@ static ddl_sig_t sig_at(int i)
     s.chunk = chunks[i % N(chunks)], i /= N(chunks);
     s.seq = seqs[i % N(seqs)], i /= N(seqs);
     s.bad = bads[i % N(bads)], i /= N(bads);
+    s.coll = colls[i % N(colls)], i /= N(colls);
     s.dtype = i % DDL_DTYPE_COUNT, i /= DDL_DTYPE_COUNT;
     s.op = i % DDL_REDOP_COUNT, i /= DDL_REDOP_COUNT;
     s.algo = 1 + i % (DDL_ALGO_COUNT - 1), i /= DDL_ALGO_COUNT - 1;
@@ -41,14 +43,15 @@ static ddl_sig_t sig_at(int i)
 
 static int total(void)
 {
-    return N(counts) * N(chunks) * N(seqs) * N(bads) * DDL_DTYPE_COUNT * DDL_REDOP_COUNT * (DDL_ALGO_COUNT - 1) *
+    return N(counts) * N(chunks) * N(seqs) * N(bads) * N(colls) * DDL_DTYPE_COUNT * DDL_REDOP_COUNT * (DDL_ALGO_COUNT - 1) *
            DDL_INTER_COUNT;
 }
 
 static int same_fields(const ddl_sig_t *a, const ddl_sig_t *b)
 {
     return a->count == b->count && a->dtype == b->dtype && a->op == b->op && a->algo == b->algo &&
-           a->lane_algo == b->lane_algo && a->chunk == b->chunk && a->seq == b->seq && a->bad == b->bad;
+           a->lane_algo == b->lane_algo && a->chunk == b->chunk && a->seq == b->seq && a->bad == b->bad &&
+           a->coll == b->coll;
 }
 
 typedef struct {
