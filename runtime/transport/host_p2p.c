@@ -5,6 +5,7 @@
  * own (host_init). */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,8 +25,16 @@ static int chunk_tag(int slot, int early)
 struct host_p2p {
     ddl_sched_t sched[DDL_NSCHED];
     void *tmp[DDL_NSCHED]; /* each slot's receive buffer, c->scratch_bytes */
-    void *left_to_mpi;     /* a tmp that an abandoned early chunk's receive may still write (host_abandon) */
 };
+
+/* The receive buffers left to MPI (host_abandon): never freed, never reused,
+ * and kept reachable for the life of the process, past the communicator
+ * that left them. */
+static struct left_to_mpi {
+    void *buf;
+    struct left_to_mpi *next;
+} *left_to_mpi;
+static pthread_mutex_t left_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct host_p2p *state_of(const ddl_comm_t *c)
 {
@@ -40,7 +49,7 @@ static void host_fini(ddl_comm_t *c, void *state)
         ddl_sched_fini(&h->sched[i]);
         free(h->tmp[i]);
     }
-    free(h); /* left_to_mpi stays: MPI may still write it */
+    free(h); /* what was left to MPI stays on left_to_mpi */
 }
 
 /* Between nodes only: on one node no chunk leaves. */
@@ -127,9 +136,16 @@ static ddl_status_t host_abandon(ddl_comm_t *c, int slot)
     struct host_p2p *h = state_of(c);
     ddl_sched_abandon(&h->sched[slot]);
     void *fresh = aligned_alloc(64, c->scratch_bytes);
-    if (!fresh)
+    struct left_to_mpi *left = malloc(sizeof(*left));
+    if (!fresh || !left) {
+        free(fresh);
+        free(left);
         return ddl_error(DDL_ERR_NO_MEMORY, "cannot allocate %zu bytes of lane scratch", c->scratch_bytes);
-    h->left_to_mpi = h->tmp[slot];
+    }
+    pthread_mutex_lock(&left_lock);
+    *left = (struct left_to_mpi){h->tmp[slot], left_to_mpi};
+    left_to_mpi = left;
+    pthread_mutex_unlock(&left_lock);
     h->tmp[slot] = fresh;
     return DDL_OK;
 }
