@@ -28,7 +28,7 @@ cleanup() {
     if [ -n "$tuning_kept" ]; then mv -f "$tuning_kept" /etc/ddl/tuning.conf # the site's, back
     elif [ -n "$tuning_written" ]; then rm -f /etc/ddl/tuning.conf; rmdir /etc/ddl 2> /dev/null || true; fi
     DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf tests/slurm/cluster.sh stop > /dev/null 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${packages[@]}" > /dev/null 2>&1 || true
+    dpkg --purge "${packages[@]}" > /dev/null 2>&1 || true # not-installed ones are skipped, unlike apt-get
     rm -f ./*.deb
     rm -rf "$work" "$log"
 }
@@ -40,6 +40,9 @@ if make deb > "$log" 2>&1; then
 else
     fail "make deb"; grep -E "^[EW]: |error" "$log" | tail -20; exit 1
 fi
+# A build of the same version installed before (a run that stopped short of
+# its clean-up) would be kept by apt as "already the newest": purge it first.
+dpkg --purge "${packages[@]}" > /dev/null 2>&1 || true
 if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ./*.deb > "$log" 2>&1; then
     pass "apt install ./*.deb"
 else
