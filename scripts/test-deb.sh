@@ -23,12 +23,15 @@ log=$(mktemp)
 work=$(mktemp -d)
 export DDL_CLUSTER_DIR=/tmp/ddl-deb-cluster-$$ DDL_CLUSTER_PORT=29817
 tuning_written= tuning_kept=
+# dpkg, not apt-get: it skips the packages that are not installed, where
+# apt-get gives up on the whole list.
+purge_packages() { dpkg --purge "${packages[@]}" > /dev/null 2>&1 || true; }
 cleanup() {
     cd "$top" # the tests below run elsewhere
     if [ -n "$tuning_kept" ]; then mv -f "$tuning_kept" /etc/ddl/tuning.conf # the site's, back
     elif [ -n "$tuning_written" ]; then rm -f /etc/ddl/tuning.conf; rmdir /etc/ddl 2> /dev/null || true; fi
     DDL_CLUSTER_PLUGSTACK=/usr/share/ddl-lanes/ddl.conf tests/slurm/cluster.sh stop > /dev/null 2>&1 || true
-    dpkg --purge "${packages[@]}" > /dev/null 2>&1 || true # not-installed ones are skipped, unlike apt-get
+    purge_packages
     rm -f ./*.deb
     rm -rf "$work" "$log"
 }
@@ -42,7 +45,7 @@ else
 fi
 # A build of the same version installed before (a run that stopped short of
 # its clean-up) would be kept by apt as "already the newest": purge it first.
-dpkg --purge "${packages[@]}" > /dev/null 2>&1 || true
+purge_packages
 if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ./*.deb > "$log" 2>&1; then
     pass "apt install ./*.deb"
 else

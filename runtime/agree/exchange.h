@@ -33,7 +33,7 @@ typedef struct {
  * NULL: the world rank of each rank of comm, for the message naming a peer
  * that did not come), shm_host (may be NULL, or with world_of NULL: none; by
  * world rank, which ranks MPI reaches through shared memory, the same
- * number, whose messages then go in pieces: signature.c), every wait's
+ * number, whose messages then go in pieces: sig_msg.h), every wait's
  * deadline and the node's abort flag. */
 typedef struct ddl_sig_last ddl_sig_last_t;
 typedef struct {
@@ -84,9 +84,10 @@ struct ddl_sig_last {
 size_t ddl_sig_scratch_bytes(void);
 
 /* Between nodes, on the owners' communicator, for every call: the
- * signatures' exchange as recursive doubling over point-to-point messages (the extra ranks of a non-power-of-two count folded in first), each
+ * signatures' exchange as recursive doubling over point-to-point messages
+ * (the extra ranks of a non-power-of-two count folded in first), each
  * carrying the packed signature of the ranks met so far (or that two of them
- * differ: one word's compare per step, signature.c; or, repeating p->last,
+ * differ: one word's compare per step, core/signature.h; or, repeating p->last,
  * only its tag) and, when data is not
  * NULL, the call's data (s->count elements, at most DDL_SIG_EXCHANGE_BYTES
  * bytes; s says so with lane_algo 1).  The data is reduced with s->op, the lower
@@ -110,7 +111,7 @@ ddl_status_t ddl_sig_exchange_data(ddl_sig_exchange_t *x, const ddl_sig_peers_t 
  * each carry the key, as the exchange's rounds do (the same peers, so ranks
  * in either form still match), then, once every key agreed, an allgather by
  * recursive doubling straight into result.  The last round swaps its whole
- * range where it is small and the peer on another host (signature.c), and the
+ * range where it is small and the peer on another host (halves.c), and the
  * allgather then skips it; it reduces straight into result, and long ranges
  * go from where they are, apart from the key.  As many bytes as Open MPI's
  * own allreduce sends for these sizes, and no round of signatures of its own.
@@ -125,7 +126,6 @@ ddl_status_t ddl_sig_exchange_halves(ddl_sig_exchange_t *x, const ddl_sig_peers_
  * differ (hosts[] by world rank) and their values; DDL_ERR_INVALID_ARG
  * naming the owner when one marked its buffers bad. */
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where);
-
 
 /* The owners' exchange of a communicator: its scratch and its last
  * agreement (ddl_sig_last_t), made at its first exchange, freed with the

@@ -44,7 +44,7 @@ int ddl_sig_msg_tag(const ddl_sig_peers_t *p, const int64_t *key)
     }
     if (l->tag_span <= 0 || !ddl_sig_key_follows(key, l->key))
         return SIG_TAG;
-    return REPEAT_TAG + (int)(ddl_sig_from_key(key).seq % (uint32_t)l->tag_span);
+    return REPEAT_TAG + (int)(ddl_sig_key_seq(key) % (uint32_t)l->tag_span);
 }
 
 void ddl_sig_remember(const ddl_sig_peers_t *p, const int64_t *key)
@@ -171,8 +171,13 @@ ddl_status_t ddl_sig_swap(const ddl_sig_peers_t *p, int peer, const ddl_sig_msg_
 {
     MPI_Comm comm = p->comm;
     int shared = ddl_sig_shares_host(p, peer);
-    swap_t w = {.comm = comm, .peer = peer, .world_peer = p->world_of ? p->world_of[peer] : peer, .recv = inbox ? inbox + KEY_BYTES : NULL, .tag = -1,
-                .pieces = shared ? SIG_PIECES : 1, .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(ddl_sig_msg_t)};
+    swap_t w = {.comm = comm,
+                .peer = peer,
+                .world_peer = p->world_of ? p->world_of[peer] : peer,
+                .recv = inbox ? inbox + KEY_BYTES : NULL,
+                .tag = -1,
+                .pieces = shared ? SIG_PIECES : 1,
+                .piece = shared ? SIG_PIECE_BYTES : (int)sizeof(ddl_sig_msg_t)};
     w.awaited = inbox ? 0 : w.pieces;
     for (int i = 0; i < 2 * SIG_PIECES; i++)
         w.req[i] = MPI_REQUEST_NULL;

@@ -33,8 +33,8 @@ int ddl_halves_owners(const ddl_comm_t *c)
 
 int ddl_halves_fit(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
-    return ddl_mpi_form_data[call->mpi_form] == DDL_SIG_HALVES && call->mem == DDL_MEM_HOST && ddl_halves_owners(c) && bytes > 0 &&
-           bytes <= DDL_SIG_HALVES_BYTES;
+    return ddl_mpi_form_data[call->mpi_form] == DDL_SIG_HALVES && call->mem == DDL_MEM_HOST && ddl_halves_owners(c) &&
+           bytes > 0 && bytes <= DDL_SIG_HALVES_BYTES;
 }
 
 void ddl_inline_post(ddl_comm_t *c, const void *sendbuf, size_t bytes)

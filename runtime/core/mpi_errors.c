@@ -24,11 +24,12 @@ static void on_error(MPI_Comm *comm, int *code, ...)
     MPI_Error_string(*code, msg, &len);
     MPI_Comm_get_name(*comm, name, &len);
     MPI_Comm_get_attr(*comm, record_key, &f, &flag);
-    ddl_log(DDL_LOG_WARN, DDL_SUBSYS_NET, "an MPI call on %s failed: %s", name[0] ? name : "a communicator", msg);
+    const char *on = name[0] ? name : "a communicator";
+    ddl_log(DDL_LOG_WARN, DDL_SUBSYS_NET, "an MPI call on %s failed: %s", on, msg);
     int none = 0;
     if (!flag || !f || !atomic_compare_exchange_strong(&f->state, &none, 1))
         return; /* only the first failure is kept: the rest follow from it */
-    snprintf(f->why, sizeof(f->why), "an MPI call on %s failed: %s", name[0] ? name : "a communicator", msg);
+    snprintf(f->why, sizeof(f->why), "an MPI call on %s failed: %s", on, msg);
     atomic_store(&f->state, 2);
 }
 
@@ -59,5 +60,6 @@ ddl_status_t ddl_mpi_failure_check(ddl_mpi_failure_t *f, const char *what)
     int state = atomic_load_explicit(&f->state, memory_order_acquire);
     if (state == 0)
         return DDL_OK;
-    return ddl_error(DDL_ERR_MPI, "%s: %s", what, state == 2 ? f->why : "an MPI call failed (its words follow in the log)");
+    return ddl_error(DDL_ERR_MPI, "%s: %s", what,
+                     state == 2 ? f->why : "an MPI call failed (its words follow in the log)");
 }

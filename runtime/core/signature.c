@@ -123,9 +123,14 @@ int ddl_sig_key_same_but_bad(const int64_t *a, const int64_t *b)
            ((a[K_REST] ^ b[K_REST]) & ~(int64_t)BITS(BAD_BITS)) == 0;
 }
 
+uint32_t ddl_sig_key_seq(const int64_t *key)
+{
+    return (uint32_t)((uint64_t)key[K_REST] >> SEQ_SHIFT);
+}
+
 int ddl_sig_key_follows(const int64_t *key, const int64_t *last)
 {
-    uint64_t seq = (uint64_t)key[K_REST] >> SEQ_SHIFT, last_seq = (uint64_t)last[K_REST] >> SEQ_SHIFT;
     return ddl_sig_key_agreed(key) && key[K_COUNT] == last[K_COUNT] && key[K_CHUNK] == last[K_CHUNK] &&
-           ((key[K_REST] ^ last[K_REST]) & BITS(SEQ_SHIFT)) == 0 && seq == ((last_seq + 1) & BITS(32));
+           ((key[K_REST] ^ last[K_REST]) & BITS(SEQ_SHIFT)) == 0 &&
+           ddl_sig_key_seq(key) == (uint32_t)(ddl_sig_key_seq(last) + 1);
 }

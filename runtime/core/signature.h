@@ -84,7 +84,9 @@ static inline void ddl_sig_key_disagree(int64_t *key)
 {
     key[DDL_SIG_KEY_WORDS - 1] = -1;
 }
-/* Whether key (agreed) is last's signature at the next call number. */
+/* The call number a key carries, without unpacking the rest. */
+uint32_t ddl_sig_key_seq(const int64_t *key);
+/* Whether key is agreed and last's signature at the next call number. */
 int ddl_sig_key_follows(const int64_t *key, const int64_t *last);
 /* The key's first word, the count, is below 2^57 (ddl_allreduce refuses
  * more bytes): the exchange's messages may mark it with this bit. */

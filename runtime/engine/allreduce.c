@@ -74,8 +74,8 @@ static char refused_without_message[] = "ddl_allreduce: this rank refused its ar
 void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st)
 {
     char *why = strdup(ddl_last_error());
-    *call = (ddl_call_t){.coll = DDL_COLL_ALLREDUCE, .dtype = DDL_DTYPE_F32, .op = DDL_REDOP_SUM, .mem = DDL_MEM_HOST, .own_error = st,
-                         .refusal = why ? why : refused_without_message};
+    *call = (ddl_call_t){.coll = DDL_COLL_ALLREDUCE, .dtype = DDL_DTYPE_F32, .op = DDL_REDOP_SUM,
+                         .mem = DDL_MEM_HOST, .own_error = st, .refusal = why ? why : refused_without_message};
 }
 
 void ddl_allreduce_call_free(ddl_call_t *call)

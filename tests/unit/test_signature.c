@@ -73,6 +73,8 @@ START_TEST(test_round_trip)
             ck_assert_msg(key[w] >= 0, "signature %d: key word %d is negative", i, w);
         back = ddl_sig_from_key(key);
         ck_assert_msg(same_fields(&s, &back), "signature %d does not come back from its key", i);
+        ck_assert_msg(ddl_sig_key_seq(key) == s.seq, "signature %d: its key's call number is %u, not %u", i,
+                      (unsigned)ddl_sig_key_seq(key), (unsigned)s.seq);
     }
 }
 END_TEST
