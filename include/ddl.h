@@ -156,6 +156,26 @@ ddl_status_t ddl_iallreduce(const void *sendbuf, void *recvbuf, int64_t count, d
 ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                    ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *comm,
                                    ddl_request_t **req);
+/* Reduce-scatter and allgather over the owners (one rank per GPU, ordered
+ * node * G + gpu as ddl_comm_owners; P of them).  Owner r's recvbuf gets
+ * block r of the reduction (op) of every owner's sendbuf of P x recvcount
+ * elements; in ddl_allgather every owner's recvbuf gets every owner's
+ * sendcount elements, owner r's at block r.  They run on the lanes and the
+ * MPI path as ddl_allreduce does, with its checks (a rank that passes another
+ * count, type or op fails the call on every rank with DDL_ERR_MISMATCH).
+ * In place as NCCL's: recvbuf = sendbuf + r x recvcount for the
+ * reduce-scatter, sendbuf = recvbuf + r x sendcount (or DDL_IN_PLACE) for
+ * the allgather; other overlaps are undefined.  Host memory only for now
+ * (device buffers fail the call with DDL_ERR_NOT_SUPPORTED).  In collective
+ * mode helpers call them too, with the same count, dtype and op. */
+ddl_status_t ddl_reduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                ddl_redop_t op, ddl_comm_t *comm);
+ddl_status_t ddl_ireduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                 ddl_redop_t op, ddl_comm_t *comm, ddl_request_t **req);
+ddl_status_t ddl_allgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
+                           ddl_comm_t *comm);
+ddl_status_t ddl_iallgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
+                            ddl_comm_t *comm, ddl_request_t **req);
 /* *done = 1 and the request's status once it has completed (its error message
  * becomes this thread's ddl_last_error); *done = 0 and DDL_OK before. */
 ddl_status_t ddl_test(ddl_request_t *req, int *done);

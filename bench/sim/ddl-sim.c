@@ -125,7 +125,7 @@ static ddl_status_t sim_fill(void *ctx, int slot, size_t off, size_t n, void **b
                 s += value(r->node, k, g, off + i);
             r->scratch[slot][i] = s;
         }
-    /* One GPU: a copy; G: G - 1 passes of dst = a op b (allreduce_lane.c's reduce_in). */
+    /* One GPU: a copy; G: G - 1 passes of dst = a op b (lane_path.c's reduce_in). */
     if (g == 1)
         charge((double)n * sizeof(float), charge_copy_rate);
     else

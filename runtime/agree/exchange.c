@@ -110,7 +110,7 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
     MPI_Comm_size(x->comm, &size);
     int64_t mine[W], *all = malloc(sizeof(mine) * (size_t)size);
     if (!all)
-        return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called ddl_allreduce with different arguments (out of memory "
+        return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it with different arguments (out of memory "
                          "naming them)", where);
     ddl_sig_key(&x->mine, mine);
     mine[DDL_SIG_KEY_WORDS] = x->world_rank;
@@ -140,11 +140,11 @@ static ddl_status_t name_mismatch(ddl_sig_exchange_t *x, const char (*hosts)[DDL
                          "up as usual", where, wa, hosts[wa]);
     if (a == b)
         return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it differently on the node of rank %d (%s), whose "
-                         "messages name them; every rank must pass the same count, type and op, in the same order",
-                         where, wa, hosts[wa]);
+                         "messages name them; every rank must call the same collective with the same count, type and "
+                         "op, in the same order", where, wa, hosts[wa]);
     return ddl_error(DDL_ERR_MISMATCH, "%s: ranks called it differently: rank %d on %s with %s; rank %d on %s with %s; "
-                     "every rank must pass the same count, type and op, in the same order", where, wa, hosts[wa], da,
-                     wb, hosts[wb], db);
+                     "every rank must call the same collective with the same count, type and op, in the same order",
+                     where, wa, hosts[wa], da, wb, hosts[wb], db);
 }
 
 ddl_status_t ddl_sig_finish(ddl_sig_exchange_t *x, const char (*hosts)[DDL_HOST_LEN], const char *where)

@@ -42,7 +42,7 @@ ddl_status_t ddl_owners_agree(ddl_comm_t *c, const ddl_sig_t *sig, const void *d
     else /* the owners' ranks are node-major (make_layout): a node's are one group */
         st = ddl_sig_exchange_data(&x, &p, sig, data, result, o->scratch, node_agreed ? c->info.gpus_per_node : 1);
     if (st == DDL_OK)
-        return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, "ddl_allreduce");
+        return ddl_sig_finish(&x, (const char (*)[DDL_HOST_LEN])c->hosts, ddl_coll_calls[sig->coll]);
     return ddl_comm_wait_ended(c, st, "ddl_allreduce: the owners' exchange of signatures");
 }
 

@@ -2,7 +2,7 @@
 /* The algorithms' descriptions, which ddl-info prints (ddl_algo_table).  Their
  * ids and names are the settings' values (core/choices.h); the lane
  * algorithms' come from their rows (inter_algos.def), which selection iterates
- * (inter.h); the path is dispatched in engine/allreduce.c. */
+ * (inter.h); the path is dispatched in engine/collective.c. */
 #ifndef DDL_ALGO_H
 #define DDL_ALGO_H
 

@@ -44,9 +44,22 @@ static void log_model_choice(ddl_comm_t *c, int multiring, size_t bytes, int alg
              ddl_model_multiring_cost(m, &c->set.grid, (double)bytes, all_ring) * 1e6);
 }
 
+/* A reduce-scatter's or allgather's chunk: the ring's one half over the
+ * nodes, one piece of the chunk per node (algo/lane_view.h). */
+static int ring_half(const ddl_comm_t *c, int coll, size_t n, ddl_step_t *steps)
+{
+    int node = c->info.node, nnodes = c->info.nnodes;
+    return ddl_ring_pass(node, nnodes, (node + 1) % nnodes, (node + nnodes - 1) % nnodes, 0, n,
+                         coll == DDL_COLL_ALLGATHER, 0, steps);
+}
+
 ddl_status_t ddl_lane_steps(ddl_comm_t *c, const ddl_call_plan_t *cp, size_t n, size_t esize, ddl_step_t *steps,
                             int *nsteps_out)
 {
+    if (cp->coll != DDL_COLL_ALLREDUCE) {
+        *nsteps_out = ring_half(c, cp->coll, n, steps);
+        return DDL_OK;
+    }
     ddl_step_plan_t plan = {&c->set.tuning.model, cp->multiring ? &c->set.grid : NULL, cp->lane_algo,
                             cp->multiring && cp->dims_fixed ? cp->dim_algo : NULL, 1};
     int algo;

@@ -12,16 +12,19 @@
 
 struct ddl_step;
 
-/* The MPI path of call (allreduce_mpi.c): the owners' signatures, then the
+/* The MPI path of call (mpi_path.c): the owners' signatures, then the
  * system MPI_Allreduce over the owners (a host copy of device buffers), or
  * the data with the signatures (allreduce_inline.c); helpers wait for their
  * owner's outcome. */
-ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *comm, ddl_call_t *call);
+ddl_status_t ddl_mpi_path(ddl_comm_t *comm, ddl_call_t *call);
+/* Its reduce-scatter and allgather on host buffers, after the signatures
+ * (mpi_blocks.c): MPI_Reduce_scatter_block and MPI_Allgather over the owners. */
+ddl_status_t ddl_mpi_blocks(ddl_comm_t *comm, const ddl_call_t *call);
 /* The lane allreduce of call, planned (call->plan: engine/route.c's
  * ddl_route_lane) on owners and collective helpers; serve-mode helpers pass a
  * call with the owner's count, type and op and take its plan from its request.
  * Its buffers are used on owners only. */
-ddl_status_t ddl_allreduce_lane(ddl_comm_t *comm, ddl_call_t *call, int multiring);
+ddl_status_t ddl_lane_path(ddl_comm_t *comm, ddl_call_t *call, int multiring);
 /* The device allreduce of the lane algorithm (algo/allreduce_gpu.c, built with
  * CUDA), from the point where every owner has posted its request and the node
  * has met: all of the node's owners posted device buffers.  own_send/own_recv:
@@ -32,7 +35,7 @@ ddl_status_t ddl_allreduce_gpu(ddl_comm_t *c, ddl_call_t *call, const void *own_
  * which starts the chunks. */
 void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call);
 /* The chunk a lane call of `bytes` uses before online selection scales it: the
- * tuning band's, DDL_CHUNK_SIZE, or the cost model's (allreduce_lane.c). */
+ * tuning band's, DDL_CHUNK_SIZE, or the cost model's (lane_path.c). */
 size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring);
 /* The step list between the nodes for a chunk of n elements of a call with
  * plan (algo/lane_steps.c): *nsteps entries of steps. */

@@ -25,6 +25,13 @@ void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
     ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
 }
 
+/* The elements that travel for a chunk of n: a reduce-scatter's or
+ * allgather's chunk carries a piece for every node (algo/lane_view.h). */
+static size_t travelling(const ddl_comm_t *c, const ddl_call_t *call, size_t n)
+{
+    return call->coll == DDL_COLL_ALLREDUCE ? n : n * (size_t)c->info.nnodes;
+}
+
 /* The pipeline's link to the transport for one call. */
 struct transport_link {
     ddl_comm_t *c;
@@ -52,13 +59,14 @@ static ddl_status_t link_start(void *ctx, int slot, void *buf, size_t n)
         l->early_slot = slot;
         l->early_at = ddl_now();
     }
-    return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, n, l->call->dtype, l->call->op, early);
+    return l->t->start(l->c, &l->call->plan, ddl_lane_steps, slot, buf, travelling(l->c, l->call, n), l->call->dtype,
+                       l->call->op, early);
 }
 
 static ddl_status_t link_finish(void *ctx, int slot, void *buf, size_t n)
 {
     const struct transport_link *l = ctx;
-    return l->t->finish(l->c, slot, buf, n, l->call->dtype);
+    return l->t->finish(l->c, slot, buf, travelling(l->c, l->call, n), l->call->dtype);
 }
 
 static ddl_status_t link_ready(void *ctx)

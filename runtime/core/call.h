@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "choices.h"
 #include "ddl.h"
 #include "node.h"
 
@@ -54,11 +55,20 @@ typedef struct {
                                owners' exchange (algo/lane_early.c); 0: after it */
     double lane_at;         /* lane path: when it took the call up (the start phase runs from here) */
     int started;            /* lane path: its first chunk went out (staged calls go in rounds) */
-    /* Lane path, local rank 0 gone ahead of its node (allreduce_lane.c): the
+    /* Lane path, local rank 0 gone ahead of its node (lane_path.c): the
      * rest of the node's first meeting, run once the first chunk has left
      * (ddl_pipeline_run's ready); NULL: the node has met. */
     ddl_status_t (*meet_rest)(void *ctx);
     void *meet_ctx;
 } ddl_call_t;
+
+/* Elements of a call's input and output on an owner: a reduce-scatter
+ * reads, and an allgather writes, one block of count for each of the job's
+ * gpus. */
+static inline void ddl_call_elems(int coll, size_t count, size_t gpus, size_t *in, size_t *out)
+{
+    *in = count * (coll == DDL_COLL_REDUCE_SCATTER ? gpus : 1);
+    *out = count * (coll == DDL_COLL_ALLGATHER ? gpus : 1);
+}
 
 #endif

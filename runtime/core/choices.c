@@ -12,6 +12,11 @@ const char *const ddl_coll_names[] = {
 #include "collectives.def"
 #undef DDL_COLL_ROW
     NULL};
+const char *const ddl_coll_calls[] = {
+#define DDL_COLL_ROW(ID, name) "ddl_" name,
+#include "collectives.def"
+#undef DDL_COLL_ROW
+    NULL};
 const char *const ddl_algo_names[] = {
 #define DDL_PATH_ROW(ID, name, ...) name,
 #include "paths.def"

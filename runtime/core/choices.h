@@ -58,6 +58,7 @@ extern const unsigned char ddl_mpi_form_early[];
 
 /* Indexed by the ids above, NULL-terminated. */
 extern const char *const ddl_coll_names[];
+extern const char *const ddl_coll_calls[]; /* the public function: "ddl_" and the name */
 extern const char *const ddl_algo_names[];
 extern const char *const ddl_inter_algo_names[];
 extern const char *const ddl_gpu_transport_names[];

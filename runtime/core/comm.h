@@ -74,6 +74,7 @@ struct ddl_comm {
     size_t scratch_bytes;
     struct ddl_online *online;   /* online selection (and DDL_EXPLORE): what each size class measured and chose */
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
+    size_t untimed_threshold;    /* reduce-scatter and allgather: the MPI path below these bytes (route.c) */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     double phase_seconds[DDL_PH_COUNT]; /* lane-path calls, phase by phase (ddl_comm_phases) */

@@ -6,7 +6,7 @@
  * unseen.  The handler keeps the first failure on the communicator (MPI's
  * words and the communicator's name), logs it, and lets the call return its
  * error code; the communicator's waits (ddl_comm_wait_ended) and the end of
- * every call (engine/allreduce.c) report it as DDL_ERR_MPI and break the
+ * every call (engine/collective.c) report it as DDL_ERR_MPI and break the
  * communicator.  So the runtime's 150-odd MPI calls need not each be
  * checked for an error to be seen; those whose result decides what happens
  * next are. */

@@ -34,6 +34,8 @@ typedef struct {
     int32_t dims_fixed;     /* dim_algo holds the multiring's choice; else the model per chunk */
     uint64_t chunk;         /* bytes */
     uint8_t dim_algo[8];    /* [d], d >= 1: ddl_dim_algo_t (DDL_GRID_MAX_DIMS entries) */
+    int32_t coll;           /* ddl_coll_t: the steps between nodes are a ring's reduce-scatter or allgather
+                               half for those collectives (algo/lane_steps.c) */
 } ddl_call_plan_t;
 
 /* An owner's request: what it wants reduced (its signature) and where its

@@ -14,7 +14,7 @@
  * fail it with it, as a mismatch. */
 static ddl_status_t refused_error(const ddl_node_t *n, int r)
 {
-    return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+    return ddl_error(DDL_ERR_MISMATCH, "ranks called the collective differently on %s (node %d): rank %d (local "
                      "rank %d) refused its own arguments to this call (its message says why); the call fails on "
                      "every rank, and the next one pairs up as usual", n->host, n->node, n->world_of_local[r], r);
 }
@@ -27,9 +27,9 @@ static ddl_status_t called_differently(const ddl_node_t *n, const ddl_sig_t *a, 
     char da[160], db[160];
     ddl_sig_describe(a, da, sizeof(da));
     ddl_sig_describe(b, db, sizeof(db));
-    return ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (%s) with "
-                     "%s; rank %d (%s) with %s; every rank must pass the same count, type and op, in the same order",
-                     n->host, n->node, ra, who_a, da, rb, who_b, db);
+    return ddl_error(DDL_ERR_MISMATCH, "ranks called the collective differently on %s (node %d): rank %d (%s) with "
+                     "%s; rank %d (%s) with %s; every rank must call the same collective with the same count, type "
+                     "and op, in the same order", n->host, n->node, ra, who_a, da, rb, who_b, db);
 }
 
 ddl_status_t ddl_sig_check_node(const ddl_node_t *n, uint32_t seq, ddl_sig_t *node_sig)

@@ -96,7 +96,7 @@ static void run_locked(ddl_engine_t *e, struct ddl_request *r)
     pthread_mutex_unlock(&e->lock);
     double start = ddl_now();
     ddl_trace_event("queued", r->call.posted_at, start, NULL);
-    ddl_status_t st = ddl_allreduce_run(&r->call, r->comm);
+    ddl_status_t st = ddl_call_run(&r->call, r->comm);
     ddl_gpu_event_free(r->call.ready);
     DDL_TRACE(DDL_SUBSYS_COLL, "request of %lld %s: queued %.2f ms, ran %.2f ms (%s)", (long long)r->call.count,
               ddl_dtype_name(r->call.dtype), (start - r->call.posted_at) * 1e3, (ddl_now() - start) * 1e3,
@@ -214,7 +214,7 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
 {
     struct ddl_request *r = calloc(1, sizeof(*r));
     if (!r)
-        return ddl_error(DDL_ERR_NO_MEMORY, "ddl_iallreduce: out of memory for the request");
+        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a request");
     r->call = *call;
     r->comm = c;
     r->call.posted_at = ddl_now();
@@ -234,28 +234,41 @@ static ddl_status_t post(const ddl_call_t *call, ddl_comm_t *c, ddl_request_t **
     return DDL_OK;
 }
 
-/* A refused call (ddl_allreduce_post_check) goes into the queue like any
- * other, so that it takes its number in order, and nobody waits for it:
- * its request is freed at once, and the refusal returned now. */
-ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
-                                   ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_request_t **req)
+/* A collective's arguments, as its public function got them. */
+typedef struct {
+    int coll;
+    const void *sendbuf;
+    void *recvbuf;
+    int64_t count;
+    ddl_dtype_t dtype;
+    ddl_redop_t op;
+    ddl_memory_t mem;
+    void *stream;
+} call_args_t;
+
+/* A nonblocking collective.  A refused call (ddl_call_post_check) goes into
+ * the queue like any other, so that it takes its number in order, and nobody
+ * waits for it: its request is freed at once, and the refusal returned now. */
+static ddl_status_t post_nonblocking(const call_args_t *a, ddl_comm_t *c, ddl_request_t **req)
 {
     if (req)
         *req = NULL;
     ddl_call_t call;
-    ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
+    ddl_status_t st = ddl_call_post_check(a->coll, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op, a->mem,
+                                          a->stream, c, &call);
     if (st != DDL_OK)
         return st;
+    void *stream = a->stream;
     if (!req && !call.refusal)
-        ddl_allreduce_refuse(&call, ddl_error(DDL_ERR_INVALID_ARG, "ddl_iallreduce: req is NULL"));
+        ddl_call_refuse(&call, ddl_error(DDL_ERR_INVALID_ARG, "ddl_i%s: req is NULL", ddl_coll_names[a->coll]));
     if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
-        ddl_allreduce_refuse(&call, st);
+        ddl_call_refuse(&call, st);
     if (!call.refusal)
         tell_unthreaded(c->engine, c);
     ddl_status_t refused = call.refusal ? call.own_error : DDL_OK;
     ddl_request_t *r;
     if ((st = post(&call, c, &r)) != DDL_OK) {
-        ddl_allreduce_call_free(&call);
+        ddl_call_free(&call);
         return st;
     }
     if (refused == DDL_OK) {
@@ -264,6 +277,41 @@ ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t c
     }
     ddl_request_free(r);
     return refused; /* its message is this thread's last error still */
+}
+
+/* A blocking collective: run on the caller's thread when nothing is queued
+ * ahead of it, else queued behind the requests and waited for. */
+static ddl_status_t run_blocking(const call_args_t *a, ddl_comm_t *c)
+{
+    ddl_call_t call;
+    ddl_status_t st = ddl_call_post_check(a->coll, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op, a->mem,
+                                          a->stream, c, &call);
+    if (st != DDL_OK)
+        return st;
+    void *stream = a->stream;
+    ddl_engine_t *e = c->engine;
+    if (claim_runner(e)) { /* nothing ahead of it: run here, no hand-off */
+        st = ddl_call_run(&call, c);
+        give_back_runner(e);
+        return st;
+    }
+    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+        ddl_call_refuse(&call, st);
+    ddl_request_t *r;
+    if ((st = post(&call, c, &r)) != DDL_OK) {
+        ddl_call_free(&call);
+        return st;
+    }
+    st = ddl_wait(r);
+    ddl_request_free(r);
+    return st;
+}
+
+ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                   ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_request_t **req)
+{
+    call_args_t a = {DDL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, mem, stream};
+    return post_nonblocking(&a, c, req);
 }
 
 ddl_status_t ddl_iallreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
@@ -275,32 +323,42 @@ ddl_status_t ddl_iallreduce(const void *sendbuf, void *recvbuf, int64_t count, d
 ddl_status_t ddl_allreduce_stream(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
                                   ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c)
 {
-    ddl_call_t call;
-    ddl_status_t st = ddl_allreduce_post_check(sendbuf, recvbuf, count, dtype, op, mem, stream, c, &call);
-    if (st != DDL_OK)
-        return st;
-    ddl_engine_t *e = c->engine;
-    if (claim_runner(e)) { /* nothing ahead of it: run here, no hand-off */
-        st = ddl_allreduce_run(&call, c);
-        give_back_runner(e);
-        return st;
-    }
-    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
-        ddl_allreduce_refuse(&call, st);
-    ddl_request_t *r;
-    if ((st = post(&call, c, &r)) != DDL_OK) {
-        ddl_allreduce_call_free(&call);
-        return st;
-    }
-    st = ddl_wait(r);
-    ddl_request_free(r);
-    return st;
+    call_args_t a = {DDL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, mem, stream};
+    return run_blocking(&a, c);
 }
 
 ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype, ddl_redop_t op,
                            ddl_comm_t *c)
 {
     return ddl_allreduce_stream(sendbuf, recvbuf, count, dtype, op, DDL_MEM_AUTO, NULL, c);
+}
+
+ddl_status_t ddl_reduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                ddl_redop_t op, ddl_comm_t *c)
+{
+    call_args_t a = {DDL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, DDL_MEM_AUTO, NULL};
+    return run_blocking(&a, c);
+}
+
+ddl_status_t ddl_ireduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                 ddl_redop_t op, ddl_comm_t *c, ddl_request_t **req)
+{
+    call_args_t a = {DDL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, DDL_MEM_AUTO, NULL};
+    return post_nonblocking(&a, c, req);
+}
+
+/* An allgather reduces nothing: its calls carry SUM, which every type has. */
+ddl_status_t ddl_allgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype, ddl_comm_t *c)
+{
+    call_args_t a = {DDL_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, DDL_REDOP_SUM, DDL_MEM_AUTO, NULL};
+    return run_blocking(&a, c);
+}
+
+ddl_status_t ddl_iallgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype, ddl_comm_t *c,
+                            ddl_request_t **req)
+{
+    call_args_t a = {DDL_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, DDL_REDOP_SUM, DDL_MEM_AUTO, NULL};
+    return post_nonblocking(&a, c, req);
 }
 
 ddl_status_t ddl_test(ddl_request_t *r, int *done)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The request engine: every allreduce, blocking or not, is a request that is
+/* The request engine: every collective call, blocking or not, is a request that is
  * posted (arguments checked, queued), progressed (run by the communicator's
  * progress thread, or by a caller waiting for it when no thread runs one) and
  * completed (status and message kept for ddl_test / ddl_wait), in posting
@@ -59,21 +59,20 @@ ddl_engine_t *ddl_engine_create(void);
 /* At destruction: wait for every outstanding request, stop the thread. */
 void ddl_engine_drain(ddl_engine_t *e);
 
-/* Run one posted call to completion on the calling thread (allreduce.c); a
+/* Run one posted call to completion on the calling thread (collective.c); a
  * refused call returns its refusal, with its message. */
-ddl_status_t ddl_allreduce_run(ddl_call_t *call, struct ddl_comm *c);
-/* Check a call's arguments and fill *call (allreduce.c); nothing is queued.
+ddl_status_t ddl_call_run(ddl_call_t *call, struct ddl_comm *c);
+/* Check a call's arguments and fill *call (collective.c); nothing is queued.
  * An error means the call cannot take part (the communicator is not live or
  * has failed, or this rank is a serve-mode helper).  Bad arguments give
  * DDL_OK and a refused call (call->refusal, call->own_error): the caller
  * still runs or posts it, so that it takes its number in the agreement, and
  * returns its refusal. */
-ddl_status_t ddl_allreduce_post_check(const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
-                                      ddl_redop_t op, ddl_memory_t mem, void *stream, struct ddl_comm *c,
-                                      ddl_call_t *call);
+ddl_status_t ddl_call_post_check(int coll, const void *sendbuf, void *recvbuf, int64_t count, ddl_dtype_t dtype,
+                                 ddl_redop_t op, ddl_memory_t mem, void *stream, struct ddl_comm *c, ddl_call_t *call);
 /* Refuse *call (not refused yet) for st, its message the thread's last error. */
-void ddl_allreduce_refuse(ddl_call_t *call, ddl_status_t st);
+void ddl_call_refuse(ddl_call_t *call, ddl_status_t st);
 /* Free what a refused call holds (the runner does, or the poster of one that never ran). */
-void ddl_allreduce_call_free(ddl_call_t *call);
+void ddl_call_free(ddl_call_t *call);
 
 #endif

@@ -64,6 +64,7 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
     int threshold_given = c->set.mpi_threshold != DDL_THRESHOLD_AUTO;
     if (!threshold_given)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
+    c->untimed_threshold = c->set.mpi_threshold; /* before online selection takes it over */
     if (!ddl_select_online(c))
         return DDL_OK;
     /* DDL_SELECT=model with DDL_EXPLORE: the crossover and the chunk stay the
@@ -155,10 +156,21 @@ static const ddl_candidate_t *online_candidate(ddl_comm_t *c, size_t bytes)
     return ddl_online_next(c->online, bytes, chunked);
 }
 
+/* Reduce-scatter and allgather: online selection's candidates and history
+ * are the allreduce's, so their crossover is fixed.  Count 0 and DDL_ALGO=mpi
+ * take the MPI path, and so do sizes below DDL_MPI_THRESHOLD (its default
+ * where unset); the rest the lanes (the multiring has no row for them). */
+static ddl_algo_id_t untimed_path(const ddl_comm_t *c, size_t bytes)
+{
+    return bytes == 0 || c->set.algo == DDL_ALGO_MPI || bytes < c->untimed_threshold ? DDL_ALGO_MPI : DDL_ALGO_LANE;
+}
+
 ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
 {
     call->cand = NULL;
     call->mpi_form = DDL_MPI_FORM_PLAIN;
+    if (call->coll != DDL_COLL_ALLREDUCE)
+        return untimed_path(c, bytes);
     const ddl_band_t *band;
     ddl_algo_id_t algo;
     const char *why;
@@ -373,6 +385,7 @@ static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiri
     ddl_call_plan_t *p = &call->plan;
     memset(p, 0, sizeof(*p));
     p->multiring = multiring;
+    p->coll = call->coll;
     p->lane_algo = band && band->lane_algo ? band->lane_algo : c->set.lane_algo;
     p->chunk = ddl_lane_chunk(c, bytes, multiring);
     if (cand && cand->lane_algo)
@@ -390,8 +403,8 @@ static void plan_call(ddl_comm_t *c, ddl_call_t *call, size_t bytes, int multiri
 
 ddl_status_t ddl_route_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
 {
-    /* Serve-mode helpers take their owner's plan from its request (ddl_allreduce_lane). */
+    /* Serve-mode helpers take their owner's plan from its request (ddl_lane_path). */
     if (c->info.role == DDL_ROLE_OWNER || c->helper_mode == DDL_HELPERS_COLLECTIVE)
         plan_call(c, call, (size_t)call->count * ddl_dtype_size(call->dtype), multiring);
-    return ddl_allreduce_lane(c, call, multiring);
+    return ddl_lane_path(c, call, multiring);
 }

@@ -27,10 +27,10 @@ ddl_status_t ddl_serve(ddl_comm_t *c)
         if (rq->shutdown)
             return DDL_OK;
         const ddl_sig_t *sig = &rq->sig;
-        DDL_TRACE(DDL_SUBSYS_COLL, "serving allreduce of %lld %s (%s)", (long long)sig->count,
+        DDL_TRACE(DDL_SUBSYS_COLL, "serving %s of %lld %s (%s)", ddl_coll_names[sig->coll], (long long)sig->count,
                   ddl_dtype_name((ddl_dtype_t)sig->dtype), ddl_redop_name((ddl_redop_t)sig->op));
-        ddl_call_t call = {.count = sig->count, .dtype = (ddl_dtype_t)sig->dtype, .op = (ddl_redop_t)sig->op,
-                           .mem = DDL_MEM_HOST};
+        ddl_call_t call = {.coll = sig->coll, .count = sig->count, .dtype = (ddl_dtype_t)sig->dtype,
+                           .op = (ddl_redop_t)sig->op, .mem = DDL_MEM_HOST};
         st = ddl_route_lane(c, &call, 0); /* its plan is the owner's */
         /* A mismatch or an owner's bad buffers fail that call only: serve on. */
         if (st != DDL_OK && c->broken)

@@ -186,7 +186,7 @@ static unsigned long long early_calls(ddl_comm_t *comm)
  * per node; serve mode with one GPU per node) its node sends nothing early
  * while the others do; elsewhere its node's local rank 0 repeats the known
  * call and sends its first chunk before its node has met
- * (allreduce_lane.c), and the node finds the difference (or the split
+ * (lane_path.c), and the node finds the difference (or the split
  * between paths) only then.  Every caller gets MISMATCH with nothing written,
  * and the calls after it (none early) are right, although the early
  * messages of the failed call wait unmatched (under the tag of an agreed

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lane allreduce.  A node's G owner buffers are cut into G*L slices.  Each
+/* The lane path.  A node's G owner buffers are cut into G*L slices.  Each
  * rank reduces its slice across the G buffers through shared memory, allreduces
  * it with the ranks of the same local index on the other nodes (its lane), and
  * writes the result into every owner buffer of its node.  Between nodes the
  * slice moves in chunks with DDL_INFLIGHT (default 2) in flight, so that the reduction of one chunk,
- * the transfer of the next and the write-back overlap. */
+ * the transfer of the next and the write-back overlap.  The reduce-scatter
+ * and the allgather run the same call, with slices of the node's region of
+ * G blocks and the ring's one half between nodes (lane_blocks.c). */
 #include "config.h"
 
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include "copy.h"
 #include "exchange.h"
 #include "gpu.h"
+#include "lane_view.h"
 #include "log.h"
 #include "model.h"
 #include "paths.h"
@@ -37,18 +40,6 @@
  * would leave its cache before their owners, on other cores, read them.  At
  * 8 MiB and below the two stores measured the same. */
 #define STREAM_MIN_BYTES ((size_t)8 << 20)
-
-typedef struct {
-    const char *in[DDL_MAX_GPUS];
-    char *out[DDL_MAX_GPUS];
-    int gpus;
-    size_t esize;
-    ddl_dtype_t dtype;
-    ddl_redop_t op;
-    int divisor; /* DDL_REDOP_AVG: GPUs in the job; else 1 */
-    ddl_reduce_fn_t fn;
-    int stream; /* out-of-place outputs take streaming stores */
-} lane_view_t;
 
 /* dst = in[0] op in[1] op ... op in[G-1] over elements [off, off + n), always in
  * GPU order, so the result does not depend on which rank computes it. */
@@ -83,10 +74,16 @@ static void single_node(const lane_view_t *v, size_t off, size_t n)
 {
     _Alignas(64) char block[BLOCK_BYTES];
     size_t per = BLOCK_BYTES / v->esize;
+    int blocks = v->coll != DDL_COLL_ALLREDUCE;
     for (size_t o = 0; o < n; o += per) {
         size_t k = n - o < per ? n - o : per;
-        reduce_in(v, off + o, k, block);
-        write_out(v, off + o, k, block);
+        if (blocks) {
+            ddl_lane_blocks_fill(v, off + o, k, block);
+            ddl_lane_blocks_drain(v, off + o, k, block);
+        } else {
+            reduce_in(v, off + o, k, block);
+            write_out(v, off + o, k, block);
+        }
     }
 }
 
@@ -99,21 +96,31 @@ static ddl_status_t host_fill(void *ctx, int slot, size_t off, size_t n, void **
 {
     const struct host_pipe *p = ctx;
     *buf = p->c->scratch[slot];
-    reduce_in(p->v, off, n, *buf);
+    if (p->v->coll != DDL_COLL_ALLREDUCE)
+        ddl_lane_blocks_fill(p->v, off, n, *buf);
+    else
+        reduce_in(p->v, off, n, *buf);
     return DDL_OK;
 }
 
 static ddl_status_t host_drain(void *ctx, int slot, size_t off, size_t n, void *buf)
 {
     (void)slot;
-    write_out(((const struct host_pipe *)ctx)->v, off, n, buf);
+    const lane_view_t *v = ((const struct host_pipe *)ctx)->v;
+    if (v->coll != DDL_COLL_ALLREDUCE)
+        ddl_lane_blocks_drain(v, off, n, buf);
+    else
+        write_out(v, off, n, buf);
     return DDL_OK;
 }
 
-/* Between nodes: the slice in chunks through the pipeline and the host-p2p transport. */
+/* Between nodes: the slice in chunks through the pipeline and the host-p2p
+ * transport.  A reduce-scatter's or allgather's chunk carries one piece per
+ * node (lane_view.h), each a chunk's share. */
 static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, const lane_view_t *v, size_t off, size_t n)
 {
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk, 1);
+    size_t pieces = v->coll == DDL_COLL_ALLREDUCE ? 1 : (size_t)v->nnodes;
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk / pieces, 1);
     struct host_pipe p = {c, v};
     ddl_pipeline_ops_t ops = {host_fill, host_drain, &p};
     return ddl_pipeline_run(c, call, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, &ops);
@@ -139,9 +146,59 @@ static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, s
     return kind == DDL_LOC_HEAP ? base + off + round_off : base;
 }
 
+static size_t job_gpus(const ddl_comm_t *c)
+{
+    return (size_t)c->info.nnodes * (size_t)c->info.gpus_per_node;
+}
+
+/* A round of a reduce-scatter or allgather is a window of each GPU's block:
+ * elements [r0, r0 + n) of every block.  A staged input or output holds the
+ * window's blocks packed, the output after the input (stage_in: the input's
+ * elements there). */
+static size_t stage_in(const ddl_call_t *call, size_t gpus, size_t n)
+{
+    return call->coll == DDL_COLL_REDUCE_SCATTER ? gpus * n : n;
+}
+
+/* An owner's staged input for the round at r0 of n elements, into its stage area. */
+static void copy_in(const ddl_call_t *call, size_t gpus, size_t r0, size_t n, size_t esize, char *stage)
+{
+    const char *send = call->sendbuf;
+    size_t count = (size_t)call->count, blocks = call->coll == DDL_COLL_REDUCE_SCATTER ? gpus : 1;
+    for (size_t b = 0; b < blocks; b++)
+        memcpy(stage + b * n * esize, send + (b * count + r0) * esize, n * esize);
+}
+
+/* Its staged output for the round, out of the stage area. */
+static void copy_out(const ddl_call_t *call, size_t gpus, size_t r0, size_t n, size_t esize, const char *stage)
+{
+    char *recv = call->recvbuf;
+    size_t count = (size_t)call->count, blocks = call->coll == DDL_COLL_ALLGATHER ? gpus : 1;
+    if (call->coll != DDL_COLL_ALLREDUCE)
+        stage += stage_in(call, gpus, n) * esize;
+    for (size_t b = 0; b < blocks; b++)
+        memcpy(recv + (b * count + r0) * esize, stage + b * n * esize, n * esize);
+}
+
+/* Owner g's buffers in the view for the round at r0 of n elements. */
+static void view_owner(const ddl_comm_t *c, const ddl_call_t *call, const ddl_node_req_t *rq, int g, size_t r0,
+                       size_t n, lane_view_t *v)
+{
+    size_t es = v->esize, count = (size_t)call->count;
+    v->in[g] = loc_ptr(c, g, rq->in_kind, rq->in_off, r0 * es);
+    v->out[g] = (char *)loc_ptr(c, g, rq->out_kind, rq->out_off, r0 * es);
+    if (call->coll == DDL_COLL_ALLREDUCE)
+        return; /* a staged allreduce is in place in the stage area */
+    v->in_stride[g] = rq->in_kind == DDL_LOC_STAGE ? n : count;
+    v->out_stride[g] = rq->out_kind == DDL_LOC_STAGE ? n : count;
+    if (rq->out_kind == DDL_LOC_STAGE)
+        v->out[g] += stage_in(call, job_gpus(c), n) * es;
+}
+
 static ddl_status_t post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
 {
-    size_t count = (size_t)sig->count, bytes = count * ddl_dtype_size((ddl_dtype_t)sig->dtype);
+    size_t esize = ddl_dtype_size((ddl_dtype_t)sig->dtype), in_elems, out_elems;
+    ddl_call_elems(sig->coll, (size_t)sig->count, job_gpus(c), &in_elems, &out_elems);
     ddl_node_req_t *rq = ddl_node_request(&c->node, c->info.local_rank);
     /* Serve-mode helpers read this slot after the doorbell, and publish their
      * call right after: the last request must have been taken before it is
@@ -161,8 +218,8 @@ static ddl_status_t post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_
     rq->plan = call->plan;
     rq->sig = *sig;
     if (call->own_error == DDL_OK && call->mem == DDL_MEM_HOST) {
-        rq->in_kind = locate(c, sendbuf, bytes, &rq->in_off);
-        rq->out_kind = locate(c, recvbuf, bytes, &rq->out_off);
+        rq->in_kind = locate(c, sendbuf, in_elems * esize, &rq->in_off);
+        rq->out_kind = locate(c, recvbuf, out_elems * esize, &rq->out_off);
     } else {
         /* Device buffers are opened by the node's other ranks; an owner whose
          * buffers cannot be used has said why, and every rank fails the call. */
@@ -261,17 +318,17 @@ static ddl_status_t split_paths(ddl_comm_t *c, uint32_t seq, const ddl_sig_t *si
     ddl_sig_describe(&theirs, db, sizeof(db));
     ddl_status_t st;
     if (their_seq == seq && theirs.bad == DDL_SIG_REFUSED)
-        st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+        st = ddl_error(DDL_ERR_MISMATCH, "ranks called the collective differently on %s (node %d): rank %d (local "
                        "rank %d) refused its own arguments to this call (its message says why); the call fails on "
                        "every rank, and the next one pairs up as usual", c->node.host, in->node,
                        c->world_of_local[other], other);
     else if (their_seq != seq)
-        st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+        st = ddl_error(DDL_ERR_MISMATCH, "ranks called the collective differently on %s (node %d): rank %d (local "
                        "rank %d) with %s; rank %d (local rank %d) has gone on to call %u without it; every rank must "
                        "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
                        in->local_rank, da, c->world_of_local[other], other, (unsigned)their_seq);
     else
-        st = ddl_error(DDL_ERR_MISMATCH, "ddl_allreduce: ranks called it differently on %s (node %d): rank %d (local "
+        st = ddl_error(DDL_ERR_MISMATCH, "ranks called the collective differently on %s (node %d): rank %d (local "
                        "rank %d) with %s; rank %d (local rank %d) with %s, which goes another way; every rank must "
                        "pass the same count, type and op, in the same order", c->node.host, in->node, in->rank,
                        in->local_rank, da, c->world_of_local[other], other, db);
@@ -408,7 +465,7 @@ size_t ddl_lane_chunk(const ddl_comm_t *c, size_t bytes, int multiring)
                            bytes / (size_t)c->info.local_size, c->scratch_bytes);
 }
 
-ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
+ddl_status_t ddl_lane_path(ddl_comm_t *c, ddl_call_t *call, int multiring)
 {
     const ddl_comm_info_t *in = &c->info;
     int owner = in->role == DDL_ROLE_OWNER;
@@ -419,7 +476,8 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     ddl_redop_t op = call->op;
     lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
                      .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
-                     .fn = ddl_reduce_fn(dtype, op)};
+                     .fn = ddl_reduce_fn(dtype, op), .coll = call->coll, .node = in->node, .nnodes = in->nnodes};
+    size_t gpus = job_gpus(c);
     /* In serve mode the helpers take the owner's choices (and signature) from
      * its request; everyone else signs what it was called with. */
     ddl_sig_t sig;
@@ -442,8 +500,15 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
     /* Staged buffers go through in rounds as large as the stage area; when every
      * owner's buffers are shared, one round takes the whole message.  A staged
      * owner fills its first round before the first barrier; everyone learns
-     * after it whether any owner stages, so all ranks cut the same rounds. */
-    size_t stage_elems = c->set.stage_size / v.esize, round = stage_elems;
+     * after it whether any owner stages, so all ranks cut the same rounds.  A
+     * reduce-scatter's or allgather's round is a window of every block: the
+     * stage holds its input and output blocks (copy_in). */
+    size_t stage_elems = c->set.stage_size / v.esize;
+    size_t round = call->coll == DDL_COLL_ALLREDUCE ? stage_elems : stage_elems / (gpus + 1);
+    if (round == 0) /* only where the stage area is smaller than a few elements per GPU of the job */
+        return ddl_comm_fail(c, ddl_error(DDL_ERR_INVALID_ARG, "%s: the stage area (DDL_STAGE_SIZE=%zu) holds less "
+                                          "than one element per GPU of the job; pass buffers from ddl_malloc or "
+                                          "raise DDL_STAGE_SIZE", ddl_coll_names[call->coll], c->set.stage_size));
     ddl_status_t st = DDL_OK;
     double before[CALL_PHASES], last = ddl_now();
     memcpy(before, c->phase_seconds, sizeof(before));
@@ -459,7 +524,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         size_t n = count - r0 < round ? count - r0 : round;
         char *stage = c->segs[in->gpu].base;
         if (owner && mine->in_kind == DDL_LOC_STAGE)
-            memcpy(stage, (const char *)sendbuf + r0 * v.esize, n * v.esize);
+            copy_in(call, gpus, r0, n, v.esize, stage);
         lap(c, DDL_PH_COPY_IN, &last);
         call->early = 0;
         if (r0 == 0) {
@@ -500,15 +565,17 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
         for (int g = 0; g < v.gpus; g++) {
             const ddl_node_req_t *rq = ddl_node_request(&c->node, g * in->lanes);
             staged |= rq->in_kind == DDL_LOC_STAGE || rq->out_kind == DDL_LOC_STAGE;
-            v.in[g] = loc_ptr(c, g, rq->in_kind, rq->in_off, r0 * v.esize);
-            v.out[g] = (char *)loc_ptr(c, g, rq->out_kind, rq->out_off, r0 * v.esize);
         }
         if (r0 == 0 && !staged) {
             round = count;
             n = count;
         }
-        size_t off, len;
-        ddl_slice(n, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
+        for (int g = 0; g < v.gpus; g++)
+            view_owner(c, call, ddl_node_request(&c->node, g * in->lanes), g, r0, n, &v);
+        /* The allreduce's slice is of the message, the others' of the node's region. */
+        v.block = n;
+        size_t off, len, region = call->coll == DDL_COLL_ALLREDUCE ? n : (size_t)v.gpus * n;
+        ddl_slice(region, (size_t)in->local_size, (size_t)in->local_rank, &off, &len);
         v.stream = (size_t)v.gpus * len * v.esize > STREAM_MIN_BYTES;
         if (in->nnodes == 1) {
             ddl_lane_started(c, call);
@@ -537,7 +604,7 @@ ddl_status_t ddl_allreduce_lane(ddl_comm_t *c, ddl_call_t *call, int multiring)
             break;
         lap(c, DDL_PH_BARRIER_OUT, &last);
         if (owner && mine->out_kind == DDL_LOC_STAGE)
-            memcpy((char *)recvbuf + r0 * v.esize, stage, n * v.esize);
+            copy_out(call, gpus, r0, n, v.esize, stage);
         lap(c, DDL_PH_COPY_OUT, &last);
     }
     if (st == DDL_OK && in->nnodes > 1)

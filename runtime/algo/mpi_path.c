@@ -2,7 +2,8 @@
 /* The MPI path, the fast path for small messages: the owners' signatures
  * (the always-on check), then the system MPI_Allreduce over the owners (the
  * types and ops MPI is given: core/mpi_types.h), or the data inside the
- * signatures' meeting (allreduce_inline.c). */
+ * signatures' meeting (allreduce_inline.c); for the reduce-scatter and the
+ * allgather, their own MPI collective (mpi_blocks.c). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -48,6 +49,8 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
     size_t count = (size_t)call->count;
     ddl_dtype_t dtype = call->dtype;
     ddl_redop_t op = call->op;
+    if (call->coll != DDL_COLL_ALLREDUCE)
+        return ddl_mpi_blocks(c, call); /* host buffers (collective.c refuses device ones) */
     if (call->mem != DDL_MEM_DEVICE)
         return mpi_host(sendbuf, recvbuf, count, dtype, op, c);
     size_t bytes = count * ddl_dtype_size(dtype);
@@ -85,7 +88,7 @@ static ddl_sig_t mpi_sig(const ddl_call_t *call, int data_form, int early, const
  * mpi/exchange (data_form 1), or up to DDL_SIG_HALVES_BYTES in halves with
  * mpi/halves (data_form DDL_SIG_HALVES): then that exchange is the whole call,
  * its result in recvbuf.  An owner of a lane call meets the MPI path's owners in the
- * same places (ddl_allreduce_lane), so ranks that chose different paths find
+ * same places (ddl_lane_path), so ranks that chose different paths find
  * that out here too. */
 static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form, int early, ddl_comm_t *c)
 {
@@ -124,7 +127,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form
 /* The system MPI on the owners (the smallest messages through the control
  * block on one node, inside the signature exchange between nodes:
  * allreduce_inline.c; count 0 only the signatures).  In collective mode each
- * owner counts every call on its doorbell when it ends (ddl_allreduce_run),
+ * owner counts every call on its doorbell when it ends (ddl_call_run),
  * without waking anyone, and on this path its helpers sleep until it has: a
  * helper that returned at once would run ahead into the application's next
  * call and spin there, taking the CPU from the owners on a node with fewer
@@ -132,7 +135,7 @@ static ddl_status_t check_owner_signatures(const ddl_call_t *call, int data_form
  * against 2.9 us for an 8-byte call on 2 cores, bench/JOURNAL.md).  Counting
  * the calls, not waiting for a change, keeps a helper that slept through
  * several in step; it wakes at the node's next event or sleep slice. */
-ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
+ddl_status_t ddl_mpi_path(ddl_comm_t *c, ddl_call_t *call)
 {
     const void *sendbuf = call->sendbuf;
     void *recvbuf = call->recvbuf;
@@ -141,14 +144,16 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
     ddl_redop_t op = call->op;
     if (c->info.role == DDL_ROLE_OWNER) {
         size_t bytes = count * ddl_dtype_size(dtype);
-        int inline_data = call->own_error == DDL_OK && ddl_inline_fits(c, call, bytes);
-        int halves = !inline_data && call->own_error == DDL_OK && ddl_halves_fit(c, call, bytes);
+        /* The data's own forms are the allreduce's. */
+        int forms = call->own_error == DDL_OK && call->coll == DDL_COLL_ALLREDUCE;
+        int inline_data = forms && ddl_inline_fits(c, call, bytes);
+        int halves = !inline_data && forms && ddl_halves_fit(c, call, bytes);
         int one_node = c->info.nnodes == 1;
         if (inline_data && one_node)
             ddl_inline_post(c, sendbuf, bytes);
         /* Between nodes, where MPI_Allreduce follows the signatures. */
         int after = !one_node && !inline_data && !halves && count > 0 && c->info.owner_size > 1;
-        int early = after && ddl_mpi_form_early[call->mpi_form] ? ddl_mpi_early_start(c, call) : 0;
+        int early = after && forms && ddl_mpi_form_early[call->mpi_form] ? ddl_mpi_early_start(c, call) : 0;
         if (early < 0)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Iallreduce"));
         ddl_status_t st = call->own_error;
@@ -164,7 +169,7 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
             ddl_inline_reduce(c, recvbuf, count, dtype, op);
         else if (st == DDL_OK && !inline_data && !halves && count > 0)
             st = system_mpi(call, c);
-        if (after && st == DDL_OK)
+        if (after && forms && st == DDL_OK)
             ddl_mpi_early_learn(c, call);
         return st;
     }
@@ -182,7 +187,8 @@ ddl_status_t ddl_allreduce_mpi_path(ddl_comm_t *c, ddl_call_t *call)
         return call->own_error;
     /* The owner's outcome (a mismatch, unusable buffers) is its helpers' too. */
     if (ended != DDL_OK)
-        return ddl_error(ended, "ddl_allreduce: %s on this helper's owner, rank %d, whose message says more",
+        return ddl_error(ended, "ddl_%s: %s on this helper's owner, rank %d, whose message says more",
+                         ddl_coll_names[call->coll],
                          ended == DDL_ERR_MISMATCH ? "the owners called it differently" : "the call failed",
                          c->world_of_local[owner]);
     return DDL_OK;

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The MPI path's reduce-scatter and allgather on host buffers: the system
+ * MPI_Reduce_scatter_block and MPI_Allgather over the owners, after the
+ * owners' signatures (mpi_path.c).  MPI counts are int and MPI has no
+ * in-place form that matches NCCL's (this rank's block of the other
+ * buffer): larger blocks, and buffers that overlap, go through a packed
+ * copy (c->bounce), piece by piece. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "log.h"
+#include "mpi_types.h"
+#include "paths.h"
+#include "reduce.h"
+
+/* The most elements of one block MPI gets in one call (its counts are int). */
+#define PIECE_MAX ((size_t)1 << 30)
+
+static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    const char *x = a, *y = b;
+    return x < y + b_bytes && y < x + a_bytes;
+}
+
+static ddl_status_t room(ddl_comm_t *c, size_t bytes)
+{
+    if (c->bounce_bytes >= bytes)
+        return DDL_OK;
+    void *p = realloc(c->bounce, bytes);
+    if (!p)
+        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte packed copy on the MPI path", bytes);
+    c->bounce = p;
+    c->bounce_bytes = bytes;
+    return DDL_OK;
+}
+
+static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
+{
+    size_t count = (size_t)call->count, p = (size_t)c->info.owner_size, esize = ddl_dtype_size(call->dtype);
+    MPI_Datatype type = ddl_mpi_type(call->dtype, call->op);
+    MPI_Op mop = ddl_mpi_op(call->dtype, call->op);
+    const char *send = call->sendbuf;
+    char *recv = call->recvbuf;
+    int rc;
+    if (count <= PIECE_MAX && !overlap(send, p * count * esize, recv, count * esize)) {
+        rc = MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners);
+    } else {
+        size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
+        ddl_status_t st = room(c, (p + 1) * piece * esize);
+        if (st != DDL_OK)
+            return st;
+        char *packed = c->bounce, *result = packed + p * piece * esize;
+        rc = MPI_SUCCESS;
+        for (size_t d = 0; d < count && rc == MPI_SUCCESS; d += piece) {
+            size_t n = count - d < piece ? count - d : piece;
+            for (size_t b = 0; b < p; b++)
+                memcpy(packed + b * n * esize, send + (b * count + d) * esize, n * esize);
+            rc = MPI_Reduce_scatter_block(packed, result, (int)n, type, mop, c->owners);
+            memcpy(recv + d * esize, result, n * esize);
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
+    if (call->op == DDL_REDOP_AVG)
+        ddl_avg_finish(recv, count, call->dtype, c->info.owner_size);
+    return DDL_OK;
+}
+
+static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
+{
+    size_t count = (size_t)call->count, p = (size_t)c->info.owner_size, esize = ddl_dtype_size(call->dtype);
+    MPI_Datatype type = ddl_mpi_type(call->dtype, DDL_REDOP_SUM);
+    const char *send = call->sendbuf;
+    char *recv = call->recvbuf, *mine = recv + (size_t)c->info.owner_rank * count * esize;
+    int rc;
+    if (count <= PIECE_MAX && (send == mine || !overlap(send, count * esize, recv, p * count * esize))) {
+        rc = MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners);
+    } else {
+        size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
+        ddl_status_t st = room(c, (p + 1) * piece * esize);
+        if (st != DDL_OK)
+            return st;
+        char *own = c->bounce, *packed = own + piece * esize;
+        rc = MPI_SUCCESS;
+        for (size_t d = 0; d < count && rc == MPI_SUCCESS; d += piece) {
+            size_t n = count - d < piece ? count - d : piece;
+            memcpy(own, send + d * esize, n * esize); /* before any block of recv is written */
+            rc = MPI_Allgather(own, (int)n, type, packed, (int)n, type, c->owners);
+            for (size_t b = 0; b < p && rc == MPI_SUCCESS; b++)
+                memcpy(recv + (b * count + d) * esize, packed + b * n * esize, n * esize);
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
+    return DDL_OK;
+}
+
+ddl_status_t ddl_mpi_blocks(ddl_comm_t *c, const ddl_call_t *call)
+{
+    return call->coll == DDL_COLL_REDUCE_SCATTER ? reduce_scatter(c, call) : allgather(c, call);
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# ddl_reduce_scatter and ddl_allgather on the lanes and the MPI path, one
+# and several nodes (emulated with DDL_NODE_SIZE), both helper modes: every
+# type, op, count and buffer kind on the first lines, the quick matrix on
+# the others (test_blocks.c), then requests and a mismatch.
+. "$(dirname "$0")/lib.sh"
+prog=$top_builddir/tests/mpi/ddl-test-blocks
+before=$(shm_segments)
+
+# nodes gpus lanes helpers extra-environment
+layouts="
+2 2 2 collective DDL_ALGO=lane
+1 3 1 collective DDL_ALGO=mpi
+1 1 1 collective DDL_ALGO=lane:DDL_TEST_QUICK=1
+1 2 2 serve      DDL_ALGO=lane:DDL_TEST_QUICK=1
+3 1 2 collective DDL_ALGO=lane:DDL_INFLIGHT=4:DDL_TEST_QUICK=1
+2 2 2 serve      DDL_ALGO=lane:DDL_TEST_QUICK=1
+2 2 1 collective DDL_ALGO=auto:DDL_TEST_QUICK=1
+3 2 1 serve      DDL_ALGO=mpi:DDL_TEST_QUICK=1
+"
+layouts=$(select_layouts "$layouts")
+while read -r nodes gpus lanes helpers extra; do
+    [ -n "$nodes" ] || continue
+    ranks=$((nodes * gpus * lanes))
+    # Small chunks and stage: many pipeline steps and staging rounds per call.
+    envs="DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers DDL_CHUNK_SIZE=64K \
+DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')"
+    run_layout "$prog" "$ranks" "$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra" $envs
+done <<< "$layouts"
+[ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
+finish
