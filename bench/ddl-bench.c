@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddl-bench: ddl_allreduce against the system MPI_Allreduce on the owners (one
- * rank per GPU, what a user has without lanes), same sizes and data, same run.
- * Prints nccl-tests columns; exits non-zero on any wrong value. */
+ * rank per GPU, what a user has without lanes), same sizes and data, same run;
+ * with --coll, ddl_reduce_scatter against MPI_Reduce_scatter_block or
+ * ddl_allgather against MPI_Allgather, as nccl-tests' reduce_scatter_perf and
+ * all_gather_perf.  Prints nccl-tests columns; exits non-zero on any wrong
+ * value. */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include "tool.h"
 
 typedef enum { MODE_BOTH, MODE_DDL, MODE_MPI } mode_t_;
+typedef enum { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER } coll_t;
 
 #define BENCH_MAX_AGG 1024 /* -m: the most collectives in one timed iteration */
 
@@ -40,6 +44,7 @@ typedef struct {
     int check, shared, force, dry_run;
     average_t average;
     mode_t_ mode;
+    coll_t coll;
     ddl_dtype_t dtype; /* of the combination running (a copy of the options per combination) */
     ddl_redop_t op;
     int ndtypes, nops; /* -d all, -o all: every one */
@@ -63,11 +68,18 @@ static const char *const dtype_names[] = {"float", "double", "half", "bfloat16",
 static const char *const op_names[] = {"sum", "prod", "min", "max", "avg", NULL};
 static const char *const mode_names[] = {"both", "ddl", "mpi", NULL};
 static const char *const thread_names[] = {"single", "multiple", NULL}; /* --mpi-thread */
+static const char *const coll_names[] = {"allreduce", "reduce_scatter", "allgather", NULL};
+/* nccl-tests' spellings (all_reduce_perf, all_gather_perf), accepted too. */
+static const char *const coll_nccl_names[] = {"all_reduce", "reduce_scatter", "all_gather", NULL};
+static const char *const coll_mpi[] = {"MPI_Allreduce", "MPI_Reduce_scatter_block", "MPI_Allgather"};
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ddl-bench [options]   (run under mpirun or srun, one process per lane)\n"
+            "      --coll COLL           allreduce (default), reduce_scatter or allgather (nccl-tests'\n"
+            "                            all_reduce_perf, reduce_scatter_perf, all_gather_perf); a size is\n"
+            "                            the whole buffer, as nccl-tests counts it\n"
             "  -b, --minbytes BYTES      smallest size (default 8; K, M, G suffixes)\n"
             "  -e, --maxbytes BYTES      largest size (default 64M)\n"
             "  -f, --stepfactor FACTOR   size multiplier between steps (default 2)\n"
@@ -119,7 +131,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
                   .nops = 1, .dtypes = {DDL_DTYPE_F32}, .ops = {DDL_REDOP_SUM}};
     int c, idx, list[DDL_DTYPE_COUNT];
     long v;
-    enum { OPT_FORCE = 256, OPT_MODE, OPT_THREAD, OPT_DRY };
+    enum { OPT_FORCE = 256, OPT_MODE, OPT_THREAD, OPT_DRY, OPT_COLL };
     /* nccl-tests' letters and long names mean what they mean there; the mode
      * has a long name only (nccl-tests' -m is the aggregation count). */
     static const struct option longopts[] = {
@@ -131,7 +143,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         {"mode", required_argument, 0, OPT_MODE}, {"mpi-thread", required_argument, 0, OPT_THREAD},
         {"buffers", required_argument, 0, 'B'},
         {"json", required_argument, 0, 'J'}, {"force", no_argument, 0, OPT_FORCE},
-        {"dry-run", no_argument, 0, OPT_DRY}, {"help", no_argument, 0, 'h'},
+        {"dry-run", no_argument, 0, OPT_DRY}, {"coll", required_argument, 0, OPT_COLL},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     static const char shortopts[] = BENCH_SWEEP_SHORTOPTS BENCH_NCCL_SHORTOPTS "w:c:d:o:a:m:z:r:B:J:h";
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -167,6 +180,10 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'z': bad = ddl_parse_long(optarg, 0, 1, &v); o->blocking = (int)v; break;
         case 'r': bad = ddl_parse_long(optarg, 0, 1 << 30, &v); break; /* no root to use */
         case OPT_MODE: bad = ddl_parse_enum(optarg, mode_names, &idx); o->mode = (mode_t_)idx; break;
+        case OPT_COLL:
+            bad = ddl_parse_enum(optarg, coll_names, &idx) && ddl_parse_enum(optarg, coll_nccl_names, &idx);
+            o->coll = (coll_t)idx;
+            break;
         case OPT_THREAD: bad = ddl_parse_enum(optarg, thread_names, &idx); o->thread_multiple = idx; break;
         case 'B':
             bad = strcmp(optarg, "shared") && strcmp(optarg, "staged");
@@ -179,8 +196,9 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         default: usage(stderr); return -1;
         }
         if (bad && bad != BENCH_OPT_REFUSED) {
-            if (c == OPT_MODE || c == OPT_THREAD)
-                fprintf(stderr, "ddl-bench: invalid value '%s' for --%s\n", optarg, c == OPT_MODE ? "mode" : "mpi-thread");
+            if (c == OPT_MODE || c == OPT_THREAD || c == OPT_COLL)
+                fprintf(stderr, "ddl-bench: invalid value '%s' for --%s\n", optarg,
+                        c == OPT_MODE ? "mode" : c == OPT_COLL ? "coll" : "mpi-thread");
             else
                 fprintf(stderr, "ddl-bench: invalid value '%s' for -%c\n", optarg, c);
             usage(stderr);
@@ -255,14 +273,24 @@ typedef struct {
     ddl_comm_info_t info;
     MPI_Comm owners;
     int serve;
+    int gpus; /* the owners, known on helpers too (their owner_size is -1) */
     int mpi_thread; /* MPI_Query_thread's level; at MPI_THREAD_MULTIPLE requests have a progress thread */
     void *send, *recv;
 } bench_t;
 
-/* The memory-bandwidth floor on one node: every owner buffer must be read once
- * and written once, 2 * G * bytes in all, at the bandwidth the owners reach with
- * memcpy of the same size when they all copy at once (read + write bytes per
- * second, summed over the owners). */
+/* The bytes the node's memory must move at least, on one node: every owner
+ * buffer read once and written once: 2 x G x size for the allreduce, and for
+ * the reduce-scatter (G inputs of the size, one block out each) and the
+ * allgather (one block in each, G outputs of the size) (G + 1) x size. */
+static double floor_bytes(const bench_t *b, const opts_t *o, size_t bytes)
+{
+    int g = b->info.gpus_per_node;
+    return (o->coll == COLL_ALLREDUCE ? 2.0 * g : g + 1.0) * (double)bytes;
+}
+
+/* The memory-bandwidth floor on one node: floor_bytes at the bandwidth the
+ * owners reach with memcpy of the same size when they all copy at once (read +
+ * write bytes per second, summed over the owners). */
 static double copy_bandwidth(bench_t *b, size_t bytes)
 {
     double best = 1e30, mine, total = 0;
@@ -278,11 +306,53 @@ static double copy_bandwidth(bench_t *b, size_t bytes)
     return total;
 }
 
+/* Elements of one owner's block: a reduce-scatter's output, an allgather's
+ * input (count, the whole buffer, is a multiple of the owners); the count
+ * itself for an allreduce. */
+static size_t block_count(const bench_t *b, const opts_t *o, size_t count)
+{
+    return o->coll == COLL_ALLREDUCE ? count : count / (size_t)b->gpus;
+}
+
+/* A call's buffers on an owner.  In place as NCCL's: a reduce-scatter's
+ * output is this owner's block of its input (recv), an allgather's input
+ * its block of the output (DDL_IN_PLACE, recv); helpers pass none. */
+static void call_buffers(const bench_t *b, const opts_t *o, size_t count, int inplace, const void **in, void **out)
+{
+    *in = NULL;
+    *out = NULL;
+    if (b->info.role != DDL_ROLE_OWNER)
+        return;
+    *in = inplace ? DDL_IN_PLACE : b->send;
+    *out = b->recv;
+    if (inplace && o->coll == COLL_REDUCE_SCATTER) {
+        *in = b->recv;
+        *out = (char *)b->recv + (size_t)b->info.owner_rank * block_count(b, o, count) * ddl_dtype_size(o->dtype);
+    }
+}
+
+/* One ddl collective: blocking, or posted (req not NULL). */
+static ddl_status_t start_ddl(bench_t *b, const opts_t *o, size_t count, int inplace, ddl_request_t **req)
+{
+    const void *in;
+    void *out;
+    call_buffers(b, o, count, inplace, &in, &out);
+    int64_t n = (int64_t)block_count(b, o, count);
+    switch (o->coll) {
+    case COLL_REDUCE_SCATTER:
+        return req ? ddl_ireduce_scatter(in, out, n, o->dtype, o->op, b->comm, req)
+                   : ddl_reduce_scatter(in, out, n, o->dtype, o->op, b->comm);
+    case COLL_ALLGATHER:
+        return req ? ddl_iallgather(in, out, n, o->dtype, b->comm, req) : ddl_allgather(in, out, n, o->dtype, b->comm);
+    default:
+        return req ? ddl_iallreduce(in, out, n, o->dtype, o->op, b->comm, req)
+                   : ddl_allreduce(in, out, n, o->dtype, o->op, b->comm);
+    }
+}
+
 static ddl_status_t call_ddl(bench_t *b, const opts_t *o, size_t count, int inplace)
 {
-    int owner = b->info.role == DDL_ROLE_OWNER;
-    const void *s = owner ? (inplace ? DDL_IN_PLACE : b->send) : NULL;
-    return ddl_allreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm);
+    return start_ddl(b, o, count, inplace, NULL);
 }
 
 /* One timed iteration's ddl collectives: -m of them, blocking calls (-z 1)
@@ -297,13 +367,11 @@ static ddl_status_t ddl_iteration(bench_t *b, const opts_t *o, size_t count, int
         }
         return first;
     }
-    int owner = b->info.role == DDL_ROLE_OWNER;
-    const void *s = owner ? (inplace ? DDL_IN_PLACE : b->send) : NULL;
     ddl_request_t *req[BENCH_MAX_AGG];
     ddl_status_t first = DDL_OK;
     long posted = 0;
     for (; posted < o->agg && first == DDL_OK; posted++)
-        first = ddl_iallreduce(s, owner ? b->recv : NULL, (int64_t)count, o->dtype, o->op, b->comm, &req[posted]);
+        first = start_ddl(b, o, count, inplace, &req[posted]);
     if (first != DDL_OK)
         posted--; /* the refused one made no request */
     for (long k = 0; k < posted; k++) {
@@ -314,19 +382,46 @@ static ddl_status_t ddl_iteration(bench_t *b, const opts_t *o, size_t count, int
     return first;
 }
 
+/* One MPI collective of the baseline, blocking or posted (req not NULL).  In
+ * place is MPI's: MPI_IN_PLACE with the whole buffer in recv. */
+static void start_mpi(bench_t *b, const opts_t *o, size_t count, int inplace, MPI_Datatype mt, MPI_Op mo,
+                      MPI_Request *req)
+{
+    const void *s = inplace ? MPI_IN_PLACE : b->send;
+    int n = (int)block_count(b, o, count);
+    switch (o->coll) {
+    case COLL_REDUCE_SCATTER:
+        if (req)
+            MPI_Ireduce_scatter_block(s, b->recv, n, mt, mo, b->owners, req);
+        else
+            MPI_Reduce_scatter_block(s, b->recv, n, mt, mo, b->owners);
+        return;
+    case COLL_ALLGATHER:
+        if (req)
+            MPI_Iallgather(s, n, mt, b->recv, n, mt, b->owners, req);
+        else
+            MPI_Allgather(s, n, mt, b->recv, n, mt, b->owners);
+        return;
+    default:
+        if (req)
+            MPI_Iallreduce(s, b->recv, n, mt, mo, b->owners, req);
+        else
+            MPI_Allreduce(s, b->recv, n, mt, mo, b->owners);
+    }
+}
+
 /* The same for the MPI baseline on the owners. */
 static void mpi_iteration(bench_t *b, const opts_t *o, size_t count, int inplace, MPI_Datatype mt, MPI_Op mo)
 {
-    const void *s = inplace ? MPI_IN_PLACE : b->send;
     if (o->blocking || o->agg == 1) {
         for (long k = 0; k < o->agg; k++)
-            MPI_Allreduce(s, b->recv, (int)count, mt, mo, b->owners);
+            start_mpi(b, o, count, inplace, mt, mo, NULL);
         return;
     }
     MPI_Request req[BENCH_MAX_AGG];
     MPI_Status status[BENCH_MAX_AGG];
     for (long k = 0; k < o->agg; k++)
-        MPI_Iallreduce(s, b->recv, (int)count, mt, mo, b->owners, &req[k]);
+        start_mpi(b, o, count, inplace, mt, mo, &req[k]);
     MPI_Waitall((int)o->agg, req, status);
 }
 
@@ -386,8 +481,8 @@ static void one_round(bench_t *b, const opts_t *o, size_t count, int inplace, co
         ddl_status_t st = ddl_iteration(b, o, count, inplace);
         t[1] = MPI_Wtime();
         if (st != DDL_OK && !*err) {
-            fprintf(stderr, "ddl-bench: rank %d: ddl_allreduce: %s: %s\n", b->info.rank, ddl_status_string(st),
-                    ddl_last_error());
+            fprintf(stderr, "ddl-bench: rank %d: ddl_%s: %s: %s\n", b->info.rank, coll_names[o->coll],
+                    ddl_status_string(st), ddl_last_error());
             *err = 1;
         }
     }
@@ -408,7 +503,9 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
     long it = 0;
     for (; it < o->warmup; it++)
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
-    for (long extra = 0; o->settle && extra < WARMUP_WHILE_EXPLORING && !choice_settled(b, bytes); extra++, it++)
+    /* Online selection times the allreduce only (the others' crossover is fixed). */
+    int settle = o->settle && o->coll == COLL_ALLREDUCE;
+    for (long extra = 0; settle && extra < WARMUP_WHILE_EXPLORING && !choice_settled(b, bytes); extra++, it++)
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
     for (size_t k = 0; k < iters; k++, it++) {
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
@@ -446,13 +543,45 @@ static double time_mpi(bench_t *b, const opts_t *o, size_t count)
     return med;
 }
 
+/* A reduce-scatter's or allgather's wrong elements on this owner (out: its
+ * output): its block of the reduction, or every owner's data bit for bit. */
+static long block_wrong(bench_t *b, const opts_t *o, size_t count, int inplace, uint64_t seed)
+{
+    const void *in;
+    void *out;
+    call_buffers(b, o, count, inplace, &in, &out);
+    size_t n = block_count(b, o, count), esize = ddl_dtype_size(o->dtype), r = (size_t)b->info.owner_rank;
+    long wrong = 0;
+    if (o->coll == COLL_REDUCE_SCATTER) {
+        for (size_t i = 0; i < n; i++) {
+            ddl_ref_t ref = ddl_ref_expected(o->dtype, o->op, b->info.owner_size, r * n + i, seed);
+            wrong += !ddl_ref_matches(out, i, o->dtype, &ref);
+        }
+        return wrong;
+    }
+    char *expect = malloc(n > 0 ? n * esize : 1);
+    for (int j = 0; j < b->info.owner_size && expect; j++) {
+        ddl_ref_fill(expect, n, o->dtype, o->op, j, seed);
+        const char *got = (const char *)out + (size_t)j * n * esize;
+        for (size_t i = 0; i < n; i++)
+            wrong += memcmp(got + i * esize, expect + i * esize, esize) != 0;
+    }
+    free(expect);
+    return expect ? wrong : (long)count;
+}
+
 /* Wrong elements among those this owner checks (i = owner rank mod owners), plus
  * every element when the owners' results are not bit-identical. */
-static long count_wrong(bench_t *b, const opts_t *o, size_t count, uint64_t seed)
+static long count_wrong(bench_t *b, const opts_t *o, size_t count, int inplace, uint64_t seed)
 {
     if (b->info.role != DDL_ROLE_OWNER || !o->check)
         return 0;
     long wrong = 0, total = 0;
+    if (o->coll != COLL_ALLREDUCE) {
+        wrong = block_wrong(b, o, count, inplace, seed);
+        MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, b->owners);
+        return total;
+    }
     for (size_t i = (size_t)b->info.owner_rank; i < count; i += (size_t)b->info.owner_size) {
         ddl_ref_t ref = ddl_ref_expected(o->dtype, o->op, b->info.owner_size, i, seed);
         wrong += !ddl_ref_matches(b->recv, i, o->dtype, &ref);
@@ -466,13 +595,22 @@ static long count_wrong(bench_t *b, const opts_t *o, size_t count, uint64_t seed
     return total;
 }
 
+/* The owner's input filled, and its output poisoned where the call writes
+ * it (an allgather in place: every block but its own). */
 static void fill(bench_t *b, const opts_t *o, size_t count, int inplace, uint64_t seed)
 {
     if (b->info.role != DDL_ROLE_OWNER)
         return;
+    size_t esize = ddl_dtype_size(o->dtype), n = block_count(b, o, count);
+    if (o->coll == COLL_ALLGATHER) {
+        char *own = inplace ? (char *)b->recv + (size_t)b->info.owner_rank * n * esize : b->send;
+        ddl_ref_poison(b->recv, count * esize);
+        ddl_ref_fill(own, n, o->dtype, o->op, b->info.owner_rank, seed);
+        return;
+    }
     ddl_ref_fill(inplace ? b->recv : b->send, count, o->dtype, o->op, b->info.owner_rank, seed);
     if (!inplace)
-        ddl_ref_poison(b->recv, count * ddl_dtype_size(o->dtype));
+        ddl_ref_poison(b->recv, n * esize);
 }
 
 static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
@@ -484,18 +622,18 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
     row->oop_us = row->ip_us = row->mpi_us = -1;
     row->floor_us = 0;
     if (owner && b->info.nnodes == 1 && o->mode != MODE_MPI)
-        row->floor_us = 2.0 * b->info.gpus_per_node * (double)row->bytes / (copy_bandwidth(b, row->bytes) * 1e3);
+        row->floor_us = floor_bytes(b, o, row->bytes) / (copy_bandwidth(b, row->bytes) * 1e3);
     if (o->mode != MODE_MPI) {
         /* Out-of-place, alternating with the MPI baseline; the MPI calls write
          * the same result into recv, and the check below runs ddl once more. */
         fill(b, o, count, 0, seed);
         row->oop_us = time_calls(b, o, count, 0, o->mode == MODE_BOTH ? &row->mpi_us : NULL, err);
-        ddl_comm_choice(b->comm, row->bytes, row->choice, sizeof(row->choice));
-        if (owner)
-            ddl_ref_poison(b->recv, count * ddl_dtype_size(o->dtype));
+        if (o->coll == COLL_ALLREDUCE) /* the others' is fixed (ddl-lanes(7)) */
+            ddl_comm_choice(b->comm, row->bytes, row->choice, sizeof(row->choice));
+        fill(b, o, count, 0, seed);
         if (call_ddl(b, o, count, 0) != DDL_OK)
             *err = 1;
-        row->oop_wrong = count_wrong(b, o, count, seed);
+        row->oop_wrong = count_wrong(b, o, count, 0, seed);
         /* In place alternates with MPI_Allreduce(MPI_IN_PLACE) as out-of-place
          * does with its baseline (its time is not shown): both columns see
          * the same machine, the other call's traffic through the caches
@@ -507,7 +645,7 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
         fill(b, o, count, 1, seed);
         if (call_ddl(b, o, count, 1) != DDL_OK)
             *err = 1;
-        row->ip_wrong = count_wrong(b, o, count, seed);
+        row->ip_wrong = count_wrong(b, o, count, 1, seed);
     } else if (owner) {
         fill(b, o, count, 0, seed);
         row->mpi_us = time_mpi(b, o, count);
@@ -563,14 +701,18 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
     for (int r = 0; r < b->info.owner_size; r++)
         printf("#  Rank %3d Pid %7d on %12s node %3d GPU %2d CUDA_VISIBLE_DEVICES %s cores %s\n", r, places[r].pid,
                places[r].host, places[r].node, places[r].gpu, places[r].devices, places[r].cores);
-    printf("#\n# baseline: system MPI_Allreduce over the %d owners; time = %s median of %ld calls (-a %d)\n",
-           b->info.owner_size, average_names[o->average], o->sweep.iters, (int)o->average);
+    printf("#\n# collective: %s; baseline: system %s over the %d owners; time = %s median of %ld calls (-a %d)\n",
+           coll_names[o->coll], coll_mpi[o->coll], b->info.owner_size, average_names[o->average], o->sweep.iters,
+           (int)o->average);
+    if (o->coll != COLL_ALLREDUCE)
+        printf("# size: the whole buffer (%s), as nccl-tests; count: its elements, %d blocks of count/%d\n",
+               o->coll == COLL_ALLGATHER ? "the output" : "the input", b->info.owner_size, b->info.owner_size);
     if (o->mode == MODE_BOTH)
         printf("# ddl's calls alternate with the baseline's, out of place and in place (in place: MPI_IN_PLACE)\n");
     if (b->info.nnodes == 1 && o->mode != MODE_MPI)
-        printf("# mem%%: the memory floor (every owner buffer read and written once: 2 x %d GPUs x size bytes at the "
+        printf("# mem%%: the memory floor (every owner buffer read and written once: %s x size bytes at the "
                "owners' summed memcpy bandwidth of that size, copying at once) over the out-of-place time\n",
-               b->info.gpus_per_node);
+               o->coll == COLL_ALLREDUCE ? "2 x G" : "(G + 1)");
     printf("#%79s%32s\n", "out-of-place", "in-place");
     printf("# %12s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s %9s %7s %5s  %s\n", "size", "count", "type",
            "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "mpi_time", "speedup",
@@ -580,9 +722,20 @@ static void print_header(const bench_t *b, const opts_t *o, const place_t *place
 }
 
 /* nccl-tests' algorithm bandwidth (GB/s; 0 when not timed) and the factor
- * that makes it the bus bandwidth of an allreduce over n GPUs, 2(n-1)/n. */
+ * that makes it the bus bandwidth over n GPUs, as nccl-tests defines it: an
+ * allreduce's 2(n-1)/n, a reduce-scatter's and an allgather's (n-1)/n (of the
+ * whole buffer's size). */
 static double algbw(size_t bytes, double us) { return us > 0 ? (double)bytes / us / 1e3 : 0; }
-static double bus_factor(int n) { return n > 1 ? 2.0 * (n - 1) / n : 1.0; }
+static double bus_factor(coll_t coll, int n)
+{
+    return n > 1 ? (coll == COLL_ALLREDUCE ? 2.0 : 1.0) * (n - 1) / n : 1.0;
+}
+
+/* The redop column: nccl-tests' "none" for the allgather. */
+static const char *redop_name(coll_t coll, ddl_redop_t op)
+{
+    return coll == COLL_ALLGATHER ? "none" : op_names[op];
+}
 
 /* DDL_DEBUG=INFO or TRACE: the per-size phase lines and the traffic lines. */
 static int verbose_log(void)
@@ -612,10 +765,10 @@ static void print_phases(const bench_t *b, const ddl_phase_stats_t *before, int 
     printf("\n");
 }
 
-static void print_row(const row_t *r, int n)
+static void print_row(const row_t *r, coll_t coll, int n)
 {
-    double factor = bus_factor(n), alg = algbw(r->bytes, r->oop_us), algi = algbw(r->bytes, r->ip_us);
-    printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[r->dtype], op_names[r->op], -1);
+    double factor = bus_factor(coll, n), alg = algbw(r->bytes, r->oop_us), algi = algbw(r->bytes, r->ip_us);
+    printf("  %12zu %12zu %8s %6s %6d ", r->bytes, r->count, dtype_names[r->dtype], redop_name(coll, r->op), -1);
     if (r->oop_us >= 0)
         printf("%9.2f %8.2f %8.2f %6ld %9.2f %8.2f %8.2f %6ld ", r->oop_us, alg, alg * factor, r->oop_wrong, r->ip_us,
                algi, algi * factor, r->ip_wrong);
@@ -680,9 +833,9 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
     time_t now = time(NULL);
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int n = b->info.owner_size;
-    double factor = bus_factor(n);
-    fprintf(f, "{\n  \"benchmark\": \"ddl-bench\",\n  \"version\": \"%s\",\n  \"timestamp\": \"%s\",\n  \"command\": [",
-            DDL_VERSION_STRING, stamp);
+    double factor = bus_factor(o->coll, n);
+    fprintf(f, "{\n  \"benchmark\": \"ddl-bench\",\n  \"version\": \"%s\",\n  \"timestamp\": \"%s\",\n"
+               "  \"collective\": \"%s\",\n  \"command\": [", DDL_VERSION_STRING, stamp, coll_names[o->coll]);
     for (int i = 0; i < argc; i++) {
         fputs(i ? ", " : "", f);
         json_string(f, argv[i]);
@@ -741,7 +894,7 @@ static int write_json(const char *path, const bench_t *b, const opts_t *o, const
     for (int i = 0; i < nrows; i++) {
         const row_t *r = &rows[i];
         fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"root\": -1, ", r->bytes,
-                r->count, dtype_names[r->dtype], op_names[r->op]);
+                r->count, dtype_names[r->dtype], redop_name(o->coll, r->op));
         json_timing(f, "out_of_place", r->oop_us, r->bytes, factor, r->oop_wrong, 1);
         fputs(", ", f);
         json_timing(f, "in_place", r->ip_us, r->bytes, factor, r->ip_wrong, 1);
@@ -776,8 +929,8 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc > 0 ? 0 : 2;
     if (o.dry_run) { /* the options parse: what a run would measure, without MPI */
-        printf("ddl-bench: would run %s, %zu to %zu bytes, %ld iterations (%ld collectives each), %s calls, "
-               "%s buffers%s\n", mode_names[o.mode], o.sweep.min_bytes, o.sweep.max_bytes, o.sweep.iters, o.agg,
+        printf("ddl-bench: would run %s of %s, %zu to %zu bytes, %ld iterations (%ld collectives each), %s calls, "
+               "%s buffers%s\n", mode_names[o.mode], coll_names[o.coll], o.sweep.min_bytes, o.sweep.max_bytes, o.sweep.iters, o.agg,
                o.blocking ? "blocking" : "nonblocking", o.shared ? "shared" : "staged", o.check ? ", checked" : "");
         return 0;
     }
@@ -807,6 +960,7 @@ int main(int argc, char **argv)
     }
     ddl_comm_info(b.comm, &b.info);
     b.owners = ddl_comm_owners(b.comm);
+    b.gpus = b.info.nnodes * b.info.gpus_per_node;
     b.serve = cfg.helper_mode == DDL_HELPERS_SERVE;
     int owner = b.info.role == DDL_ROLE_OWNER, err = 0;
     if (owner) {
@@ -845,11 +999,15 @@ int main(int argc, char **argv)
             for (int k = 0; k < o.nops; k++) {
                 opts_t cur = o;
                 cur.dtype = o.dtypes[t];
-                cur.op = o.ops[k];
+                cur.op = o.coll == COLL_ALLGATHER ? DDL_REDOP_SUM : o.ops[k]; /* nothing to reduce */
+                if (o.coll == COLL_ALLGATHER && k > 0)
+                    break;
                 size_t esize = ddl_dtype_size(cur.dtype);
+                size_t blocks = o.coll == COLL_ALLREDUCE ? 1 : (size_t)b.gpus;
                 for (size_t bytes = o.sweep.min_bytes; bytes; bytes = bench_sweep_next(&o.sweep, bytes)) {
                     row_t *r = &rows[nrows];
-                    *r = (row_t){.dtype = cur.dtype, .op = cur.op, .count = bytes / esize};
+                    /* A reduce-scatter's or allgather's whole buffer: whole blocks. */
+                    *r = (row_t){.dtype = cur.dtype, .op = cur.op, .count = bytes / esize / blocks * blocks};
                     r->bytes = r->count * esize;
                     if (r->count == 0)
                         continue;
@@ -858,7 +1016,7 @@ int main(int argc, char **argv)
                     int nph = phases ? ddl_comm_phases(b.comm, before, DDL_BENCH_PHASES) : 0;
                     run_size(&b, &cur, r, &err);
                     if (b.info.rank == 0) {
-                        print_row(r, b.info.owner_size);
+                        print_row(r, o.coll, b.info.owner_size);
                         if (phases)
                             print_phases(&b, before, nph);
                         fflush(stdout);
@@ -875,7 +1033,7 @@ int main(int argc, char **argv)
         /* --mode mpi has only the baseline: its average is the baseline's. */
         double us = o.mode == MODE_MPI ? rows[i].mpi_us : rows[i].oop_us;
         if (us > 0) {
-            busbw_sum += algbw(rows[i].bytes, us) * bus_factor(b.info.owner_size);
+            busbw_sum += algbw(rows[i].bytes, us) * bus_factor(o.coll, b.info.owner_size);
             timed++;
         }
     }
