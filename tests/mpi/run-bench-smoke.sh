@@ -110,5 +110,35 @@ if [ "$lines" -eq 1 ] && grep -qE "^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9
 else
     fail "DDL_DEBUG=VERSION: $lines version lines"; grep DDL <<< "$out" | head -5
 fi
+# The reduce-scatter and the allgather, as nccl-tests' reduce_scatter_perf
+# and all_gather_perf: the size is the whole buffer (whole blocks of the 4
+# owners), busbw is algbw x (n-1)/n, the allgather's redop "none"; blocking
+# (one size on the lanes, one on the MPI path) and posted (-z 0).
+for coll in reduce_scatter allgather; do
+    for z in 1 0; do
+        if DDL_NODE_SIZE=2 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" --coll $coll -b 1002 -e 1M -f 1024 -n 3 \
+            -w 1 -z $z -d bfloat16 -J "$dir/$coll.json" --force > "$dir/$coll.txt" 2>&1 &&
+            /usr/bin/python3 - "$dir/$coll.json" "$coll" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+coll = sys.argv[2]
+assert d["collective"] == coll and d["wrong"] == 0, d
+rows = d["results"]
+assert [r["size"] for r in rows] == [1000, 1026048], [r["size"] for r in rows]  # whole blocks: 1002 B is 501 elements, 500 of them 4 blocks
+for r in rows:
+    assert r["count"] * 2 == r["size"] and r["redop"] == ("none" if coll == "allgather" else "sum"), r
+    for key in ("out_of_place", "in_place", "mpi"):
+        t = r[key]
+        assert t["time"] > 0 and abs(t["busbw"] - t["algbw"] * 3 / 4) <= 1e-4 + 1e-3 * t["algbw"], (key, t)  # 4 decimals
+PY
+        then
+            grep -q "baseline: system $([ $coll = allgather ] && echo MPI_Allgather || echo MPI_Reduce_scatter_block)" \
+                "$dir/$coll.txt" && pass "--coll $coll -z $z: whole blocks, busbw (n-1)/n, checked, its MPI baseline" ||
+                fail "--coll $coll -z $z: header"
+        else
+            fail "--coll $coll -z $z"; tail -5 "$dir/$coll.txt"
+        fi
+    done
+done
 rm -rf "$dir"
 finish
