@@ -11,11 +11,14 @@
 #   bench/lane-scaling.sh [RATE=1gbit] [INJ=250mbit] [LANES="1 2 4"] [MIN=1M] [MAX=64M] [ITERS=3]
 # DDL_EMU_STACK=tcp|ucx|ofi|mpich picks the network stack for every run, the
 # baselines' included (bench/emu-cluster.sh); DDL_BENCH=PATH the ddl-bench
-# to run (with mpich: build-mpich/ddl-bench).
+# to run (with mpich: build-mpich/ddl-bench); DDL_BENCH_COLL=reduce_scatter
+# or allgather the collective (ddl-bench --coll; the baselines are then
+# MPI_Reduce_scatter_block and MPI_Allgather; a size is the whole buffer).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 rate=${1:-1gbit} inj=${2:-250mbit} lanes=${3:-1 2 4} min=${4:-1M} max=${5:-64M} iters=${6:-3}
+coll=${DDL_BENCH_COLL:-allreduce}
 most=$(tr ' ' '\n' <<< "$lanes" | sort -n | tail -1)
 export DDL_EMU_PREFIX=${DDL_EMU_PREFIX:-ddlls} DDL_CLUSTER_DIR=${DDL_CLUSTER_DIR:-/tmp/ddl-lane-scaling}
 export DDL_CLUSTER_PORT=${DDL_CLUSTER_PORT:-47817} DDL_EMU_INJ=$inj DDL_EMU_PROCS=$((2 * most))
@@ -32,15 +35,15 @@ bench() { # NAME SRUN-OPTIONS... -- BENCH-OPTIONS...: the median times, "bytes u
     shift
     [[ " $* " == *" mpi "* ]] && field=14 || field=10 # mpi_time; ddl in place
     "$emu" run timeout 900 srun -N2 --kill-on-bad-exit=1 --gpus-per-node=2 "${srun_opts[@]}" "$here/emu-inject.sh" "${DDL_BENCH:-$top/ddl-bench}" \
-        -b "$min" -e "$max" -f 4 -n "$iters" -w 1 "$@" > "$out/$name.txt" 2>&1 ||
+        -b "$min" -e "$max" -f 4 -n "$iters" -w 1 --coll "$coll" "$@" > "$out/$name.txt" 2>&1 ||
         { echo "lane-scaling: $name failed:"; tail -5 "$out/$name.txt"; }
     awk -v f="$field" '/^ +[0-9]/ {print $1, $f}' "$out/$name.txt" > "$out/$name.t"
 }
 bench mpi-gpu --ntasks-per-node=2 -- --mode mpi
 bench mpi-all --ntasks-per-node=$((2 * most)) -- --mode mpi
 for l in $lanes; do bench "lanes$l" --ddl-lanes="$l" -- --mode ddl; done
-printf "# 2 nodes x 2 GPUs, 2 rails at %s, each process at %s, over %s; times in ms (median of %s), speed-up over mpi/GPU\n" \
-    "$rate" "$inj" "${DDL_EMU_STACK:-tcp}" "$iters"
+printf "# %s, 2 nodes x 2 GPUs, 2 rails at %s, each process at %s, over %s; times in ms (median of %s), speed-up over mpi/GPU\n" \
+    "$coll" "$rate" "$inj" "${DDL_EMU_STACK:-tcp}" "$iters"
 # One row per size: the columns joined by size (awk: no bc needed).
 awk -v lanes="$lanes" -v most="$((2 * most))" -v dir="$out" '
     BEGIN {
