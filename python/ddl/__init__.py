@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""DDL lanes for Python: the communicator and allreduce on NumPy arrays and
-PyTorch tensors (contiguous CPU buffers), over libddl with ctypes.
+"""DDL lanes for Python: the communicator, allreduce, reduce-scatter and
+allgather on NumPy arrays and PyTorch tensors (contiguous CPU buffers; CUDA
+tensors for the allreduce), over libddl with ctypes.  With torch imported
+first, `import ddl` also registers the "ddl" torch.distributed backend
+(ddl.torch_backend).
 
     import ddl
     with ddl.Comm() as comm:            # layout from DDL_LANES etc. (the Slurm plugin sets them)
@@ -113,6 +116,9 @@ def _load():
         "ddl_allreduce_stream": [vp, vp, ci, i, i, i, vp, vp],
         "ddl_iallreduce_stream": [vp, vp, ci, i, i, i, vp, vp, ctypes.POINTER(vp)],
         "ddl_test": [vp, ctypes.POINTER(i)], "ddl_wait": [vp], "ddl_request_free": [vp],
+        "ddl_reduce_scatter": [vp, vp, ci, i, i, vp],
+        "ddl_ireduce_scatter": [vp, vp, ci, i, i, vp, ctypes.POINTER(vp)],
+        "ddl_allgather": [vp, vp, ci, i, vp], "ddl_iallgather": [vp, vp, ci, i, vp, ctypes.POINTER(vp)],
     }.items():
         fn = getattr(lib, name)
         fn.argtypes = args
@@ -272,6 +278,68 @@ class Comm:
         _check(_load().ddl_iallreduce_stream(*args, self._handle, ctypes.byref(req)))
         return Request(req, target, (buf, out))
 
+    def _blocks(self, name, send, recv, op):
+        """The arguments of a reduce-scatter or allgather: (send, recv, count per block, dtype, op).
+
+        Bad arguments raise ValueError or TypeError here, after this rank took
+        its part in the call as one that refuses it (a NULL recvbuf: the
+        library's refusal), so that every other rank fails the call with
+        DDL_ERR_MISMATCH at once instead of waiting for this one."""
+        if op not in OPS:
+            raise ValueError(f"ddl: op {op!r} is not one of {', '.join(OPS)}")
+        sptr, scount, sdtype, smem = _buffer(send)
+        rptr, rcount, rdtype, rmem = _buffer(recv)
+        p, gather = self.owner_size, name == "allgather"
+        count = scount if gather else rcount
+        problem = None
+        if (sdtype, smem) != (rdtype, rmem):
+            problem = TypeError(f"ddl: {name}: the input and output differ in type or device")
+        elif _MEM_DEVICE in (smem, rmem):
+            problem = TypeError(f"ddl: {name}: device tensors are not supported by this collective yet; "
+                                f"pass CPU tensors")
+        elif (rcount if gather else scount) != count * p:
+            problem = ValueError(f"ddl: {name}: the {'output' if gather else 'input'} has "
+                                 f"{rcount if gather else scount} elements; it must hold {count} x {p} (the "
+                                 f"{'input' if gather else 'output'}'s elements x the owners)")
+        if problem is not None:
+            self._refuse(name, sdtype)
+            raise problem
+        return ctypes.c_void_p(sptr), ctypes.c_void_p(rptr), count, sdtype, OPS[op]
+
+    def _refuse(self, name, dtype):
+        """Take part in the call as a refusal (it fails on every rank)."""
+        one = ctypes.c_int64(0)
+        if name == "allgather":
+            _load().ddl_allgather(ctypes.byref(one), None, 1, dtype, self._handle)
+        else:
+            _load().ddl_reduce_scatter(ctypes.byref(one), None, 1, dtype, 0, self._handle)
+
+    def reduce_scatter(self, send, recv, op="sum"):
+        """Reduce every owner's send (owner_size blocks) and keep block owner_rank in recv."""
+        s, r, count, dtype, op_code = self._blocks("reduce_scatter", send, recv, op)
+        _check(_load().ddl_reduce_scatter(s, r, count, dtype, op_code, self._handle))
+        return recv
+
+    def reduce_scatter_async(self, send, recv, op="sum"):
+        """reduce_scatter as a Request (queued with the allreduces, in one order)."""
+        s, r, count, dtype, op_code = self._blocks("reduce_scatter", send, recv, op)
+        req = ctypes.c_void_p()
+        _check(_load().ddl_ireduce_scatter(s, r, count, dtype, op_code, self._handle, ctypes.byref(req)))
+        return Request(req, recv, (send, recv))
+
+    def allgather(self, send, recv):
+        """Every owner's send into recv (owner_size blocks, in owner order)."""
+        s, r, count, dtype, _ = self._blocks("allgather", send, recv, "sum")
+        _check(_load().ddl_allgather(s, r, count, dtype, self._handle))
+        return recv
+
+    def allgather_async(self, send, recv):
+        """allgather as a Request."""
+        s, r, count, dtype, _ = self._blocks("allgather", send, recv, "sum")
+        req = ctypes.c_void_p()
+        _check(_load().ddl_iallgather(s, r, count, dtype, self._handle, ctypes.byref(req)))
+        return Request(req, recv, (send, recv))
+
     def serve(self):
         """Helpers in serve mode: take part in the owners' collectives until they destroy the communicator."""
         _check(_load().ddl_serve(self._handle))
@@ -344,3 +412,9 @@ def finalize():
 
 
 atexit.register(finalize)
+
+# The torch.distributed backend, where the program uses torch: registered now
+# when torch is imported already (importing it here would cost every NumPy
+# user a second), else by `import ddl.torch_backend`.
+if "torch" in __import__("sys").modules:
+    from . import torch_backend  # noqa: F401,E402  (registers "ddl")

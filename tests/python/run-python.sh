@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The Python binding under mpirun, then the DDP hook against gloo: the example
+# The Python binding under mpirun, then the DDP hook and the "ddl" backend
+# against gloo: the example
 # trained under srun on the 2-node test cluster, once with gloo's allreduce and
 # once with --ddl-lanes=2 and the DDL hook (helpers run ddl-helper); losses equal
 # within float tolerance at every step, parameters identical on every rank.
@@ -69,6 +70,17 @@ if [ $rc -eq 0 ] && ! grep -qi "leaving\|MPI_ABORT\|Traceback" <<< "$out"; then
     pass "srun: a program without teardown exits 0 (helpers run ddl-helper)"
 else
     fail "srun: a program without teardown: exit $rc"; echo "$out" | tail -15
+fi
+# The "ddl" torch.distributed backend (tests/python/test_backend.py): every
+# collective DDP, FSDP and ZeRO call against gloo's, DDP without a hook and
+# ZeroRedundancyOptimizer to gloo's parameters, bad calls raising on every
+# rank; the owners are torch's ranks, the helpers run ddl-helper.
+out=$(timeout 300 srun -N2 --gpus-per-node=1 --ddl-lanes=2 $PY -W ignore "$top_srcdir/tests/python/test_backend.py" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^backend: [0-9]* checks, 0 failures" <<< "$out"; then
+    pass "srun --ddl-lanes=2: init_process_group(\"ddl\"): $(grep -o '[0-9]* checks' <<< "$out") against gloo"
+else
+    fail "the ddl torch backend: exit $rc"; echo "$out" | tail -25
 fi
 rm -rf "$dir"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
