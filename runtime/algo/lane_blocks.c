@@ -98,3 +98,13 @@ void ddl_lane_blocks_drain(const lane_view_t *v, size_t off, size_t n, char *buf
         }
     }
 }
+
+void ddl_lane_blocks_gather_node(const lane_view_t *v, size_t off, size_t n)
+{
+    size_t es = v->esize, gpus = (size_t)v->gpus;
+    FOR_SEGMENTS(v, off, n, s) {
+        size_t b = (size_t)v->node * gpus + (size_t)s.h;
+        for (int g = 0; g < v->gpus; g++)
+            put(v, g, v->out[g] + (b * v->out_stride[g] + s.j) * es, v->in[s.h] + s.j * es, s.len * es);
+    }
+}

@@ -72,6 +72,10 @@ static void write_out(const lane_view_t *v, size_t off, size_t n, const void *sr
 
 static void single_node(const lane_view_t *v, size_t off, size_t n)
 {
+    if (v->coll == DDL_COLL_ALLGATHER) { /* nothing to reduce: no block between */
+        ddl_lane_blocks_gather_node(v, off, n);
+        return;
+    }
     _Alignas(64) char block[BLOCK_BYTES];
     size_t per = BLOCK_BYTES / v->esize;
     int blocks = v->coll != DDL_COLL_ALLREDUCE;

@@ -40,6 +40,10 @@ void ddl_lane_blocks_fill(const lane_view_t *v, size_t off, size_t n, char *buf)
  * its owners' outputs; every piece of the allgather into every owner's. */
 void ddl_lane_blocks_drain(const lane_view_t *v, size_t off, size_t n, char *buf);
 
+/* One node's allgather of elements [off, off + n) of the region: each
+ * owner's data straight into every owner's output (no chunk to fill). */
+void ddl_lane_blocks_gather_node(const lane_view_t *v, size_t off, size_t n);
+
 /* Where node m's piece lies in a chunk: a ring's reduce-scatter pass leaves
  * node i with block (i + 1) mod P (algo/inter_ring.c), and its allgather
  * pass starts from there. */
