@@ -23,12 +23,12 @@ address)
     units="tests/unit/test_parse tests/unit/test_layout tests/unit/test_reduce tests/unit/test_heap tests/unit/test_node tests/unit/test_sched \
 tests/unit/test_plan tests/unit/test_fabric tests/unit/test_gpu tests/unit/test_model tests/unit/test_select tests/unit/test_findings \
 tests/unit/test_signature"
-    tests="$units tests/fuzz/run-corpus.sh tests/mpi/run-allreduce.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh \
+    tests="$units tests/fuzz/run-corpus.sh tests/mpi/run-allreduce.sh tests/mpi/run-blocks.sh tests/mpi/run-iallreduce.sh tests/mpi/run-errors.sh \
 tests/mpi/run-failure.sh tests/mpi/run-multiring.sh tests/mpi/run-trace.sh tests/mpi/run-agreement.sh"
     # Only these are built (with the tools the suites run, below): not the
     # plugin, the man pages or ddl-sim, which the sanitizers do not run.
     programs="$units tests/fuzz/fuzz-tuning tests/fuzz/fuzz-grid tests/fuzz/fuzz-cpulist tests/fuzz/fuzz-plugstack \
-tests/fuzz/fuzz-powerai tests/fuzz/fuzz-values tests/fuzz/fuzz-plan tests/mpi/ddl-test-allreduce tests/mpi/ddl-test-iallreduce \
+tests/fuzz/fuzz-powerai tests/fuzz/fuzz-values tests/fuzz/fuzz-plan tests/mpi/ddl-test-allreduce tests/mpi/ddl-test-blocks tests/mpi/ddl-test-iallreduce \
 tests/mpi/ddl-test-errors tests/mpi/ddl-test-mismatch tests/mpi/ddl-test-failure tests/mpi/ddl-test-multiring \
 tests/mpi/ddl-test-agreement tests/mpi/ddl-test-powerai"
     tools="ddl-bench ddl-trace-merge tests/mpi/libddl-mpi-fail.la"

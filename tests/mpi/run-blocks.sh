@@ -19,6 +19,11 @@ layouts="
 2 2 1 collective DDL_ALGO=auto:DDL_TEST_QUICK=1
 3 2 1 serve      DDL_ALGO=mpi:DDL_TEST_QUICK=1
 "
+# The sanitizer build (DDL_TEST_QUICK) runs three: the lanes on one node and
+# between nodes, and the MPI path between nodes.
+if [ -z "${DDL_TEST_LAYOUTS:-}" ] && [ "${DDL_TEST_QUICK:-0}" != 0 ]; then
+    layouts=$(grep -E '^(2 2 2 collective|1 2 2 serve|3 2 1 serve)' <<< "$layouts")
+fi
 layouts=$(select_layouts "$layouts")
 while read -r nodes gpus lanes helpers extra; do
     [ -n "$nodes" ] || continue
