@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# DDP training step time, gloo against the DDL hook in the same job
-# (examples/train_bench.py), on the emulated cluster of bench/emu-cluster.sh:
+# DDP training step time, gloo against the DDL hook and the "ddl" backend (DDP
+# without a hook) in the same job (examples/train_bench.py), on the emulated cluster of bench/emu-cluster.sh:
 # 2 nodes x 2 rails at 1 Gbit/s, 1 GPU per node, LANES lanes (lane k on rail k mod 2),
 # gloo on both rails (GLOO_SOCKET_IFNAME).  As root, after scripts/setup.sh (or
 # scripts/main.sh) has built the tree.
@@ -13,6 +13,8 @@
 #                                       DDL_EMU_INJ): every task through bench/emu-inject.sh,
 #                                       gloo on the owner's own sub-interface
 #   JSON_DIR=dir                        keep each model's results as dir/MODEL.json
+#   ZERO=1                              ZeroRedundancyOptimizer for every copy
+#   BACKEND=0                           no copy on the "ddl" backend
 set -euo pipefail
 cd "$(dirname "$0")/.."
 /usr/bin/python3 -c 'import torchvision' 2> /dev/null || apt-get install -y python3-torchvision > /dev/null
@@ -34,6 +36,7 @@ status=0
 for model in $models; do
     "$emu" run timeout 900 srun -N2 --gpus-per-node=1 --ddl-lanes="${LANES:-2}" "${inject[@]}" /usr/bin/python3 examples/train_bench.py \
         --model "$model" --steps "${STEPS:-20}" --bucket-mb "${BUCKET_MB:-25}" \
+        $([ "${ZERO:-0}" = 1 ] && echo --zero) $([ "${BACKEND:-1}" = 0 ] && echo --no-backend) \
         ${JSON_DIR:+--json "$JSON_DIR/$model.json"} 2>&1 | grep -v '^srun: lua' || status=1
 done
 exit $status

@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Training step time with DistributedDataParallel: gloo's allreduce against the
-DDL hook, in the same job, on real models with synthetic data.
+DDL hook and against the "ddl" backend (DDP without a hook), in the same job,
+on real models with synthetic data.
 
     srun -N2 --gpus-per-node=1 --ddl-lanes=2 python3 examples/train_bench.py --model mlp
 
-The owners train two copies of the model, one DDP with gloo's allreduce and one
-DDP with the DDL hook, from the same initial weights on the same batches, taking
-turns step by step (which goes first alternates), so that both see the same
-machine; the helpers serve the DDL copy.  Models: resnet18 (torchvision's),
+The owners train three copies of the model, DDP with gloo's allreduce, DDP with
+the DDL hook and DDP on a "ddl" process group (--no-backend: the first two),
+from the same initial weights on the same batches, taking turns step by step
+(the order rotates), so that all see the same machine; the helpers serve the
+DDL copies.  --zero: every copy's optimizer is ZeroRedundancyOptimizer on its
+copy's group (gloo for the hook's).  Models: resnet18 (torchvision's),
 transformer (encoder blocks), mlp (4 Linear 2048x2048 layers: 67 MB of
 gradients, little compute).
 
@@ -60,16 +63,22 @@ def build(name):
 class Trainer:
     """One DDP copy of the model with its optimizer and its timings."""
 
-    def __init__(self, name, model, args, hook_comm=None):
+    def __init__(self, name, model, args, hook_comm=None, group=None):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         self.name = name
-        self.ddp = DDP(model, bucket_cap_mb=args.bucket_mb)
+        self.ddp = DDP(model, bucket_cap_mb=args.bucket_mb, process_group=group)
         if hook_comm is not None:
             import ddl.torch_hook
 
             self.ddp.register_comm_hook(hook_comm, self.timed(ddl.torch_hook.allreduce_avg))  # the one added line
-        self.opt = torch.optim.SGD(self.ddp.parameters(), lr=args.lr)
+        if args.zero:
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+
+            self.opt = ZeroRedundancyOptimizer(self.ddp.parameters(), optimizer_class=torch.optim.SGD, lr=args.lr,
+                                               process_group=group)
+        else:
+            self.opt = torch.optim.SGD(self.ddp.parameters(), lr=args.lr)
         self.loss_fn = torch.nn.CrossEntropyLoss()
         self.times, self.opt_times, self.losses, self.busy = [], [], [], []
         self.posts = []  # per step, each bucket the hook started: [handed over, bytes, done], seconds into the step
@@ -191,11 +200,16 @@ def run(args):
         return 0
     dist.init_process_group("gloo", init_method="env://")
     rank, world = dist.get_rank(), dist.get_world_size()
+    groups = {"gloo": None, "ddl": None}
+    if args.backend:
+        import ddl.torch_backend  # noqa: F401  (registers "ddl"; the group shares comm)
+
+        groups["backend"] = dist.new_group(backend="ddl")
     trainers = []
-    for name in ("gloo", "ddl"):
-        torch.manual_seed(args.seed)  # the same initial weights for both copies, on every rank
+    for name, group in groups.items():
+        torch.manual_seed(args.seed)  # the same initial weights for every copy, on every rank
         model, (shape, classes) = build(args.model)
-        trainers.append(Trainer(name, model, args, comm if name == "ddl" else None))
+        trainers.append(Trainer(name, model, args, comm if name == "ddl" else None, group))
     gen = torch.Generator().manual_seed(args.seed + 1 + rank)  # each rank its own data
     batch = args.batch or DEFAULT_BATCH[args.model]
 
@@ -228,7 +242,7 @@ def run(args):
     compute_busy = (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1])
     for i in range(args.steps):
         x, y = data()
-        for t in trainers if i % 2 == 0 else trainers[::-1]:
+        for t in trainers[i % len(trainers):] + trainers[:i % len(trainers)]:
             loss = t.step(x, y)
             dist.all_reduce(loss)
             t.losses.append(loss.item() / world)
@@ -237,6 +251,8 @@ def run(args):
     buckets = [post[1] for post in trainers[1].posts[-1]]  # the last step's, float32
     alone = {"gloo": comm_alone(buckets, dist.all_reduce),
              "ddl": comm_alone(buckets, lambda b: comm.allreduce(b, op="avg"))}
+    if "backend" in groups:
+        alone["backend"] = comm_alone(buckets, lambda b: dist.all_reduce(b, group=groups["backend"]))
     result = {"model": args.model, "world": world, "params": numel, "bucket_mb": args.bucket_mb,
               "batch": batch, "hooks": {}}
     identical = True
@@ -259,28 +275,34 @@ def run(args):
                                    "host_busy_share": statistics.median(t.busy) if t.busy else None,
                                    "losses": t.losses, "step_times": t.times, "buckets": bucket_timeline(t)}
     g, d = result["hooks"]["gloo"], result["hooks"]["ddl"]
-    worst = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(g["losses"], d["losses"]))
-    same_copies = torch.equal(trainers[0].params(), trainers[1].params())
+    worst = max(abs(a - b) / max(1.0, abs(a)) for h in result["hooks"].values() for a, b in
+                zip(g["losses"], h["losses"]))
+    same_copies = all(torch.equal(trainers[0].params(), t.params()) for t in trainers[1:])
     result.update(speedup=g["step_median_s"] / d["step_median_s"], loss_difference=worst,
                   compute_host_busy_share=compute_busy,
                   copies_identical=same_copies)
+    if "backend" in result["hooks"]:
+        b = result["hooks"]["backend"]
+        result.update(backend_speedup=g["step_median_s"] / b["step_median_s"],
+                      backend_over_hook=d["step_median_s"] / b["step_median_s"])
     ok = identical and worst <= args.tolerance
+    names = list(groups)
     if rank == 0:
-        for name in ("gloo", "ddl"):
+        for name in names:
             h = result["hooks"][name]
-            print(f"{args.model:12s} {name:5s} {world} GPUs, buckets {args.bucket_mb:g} MB: step "
+            print(f"{args.model:12s} {name:7s} {world} GPUs, buckets {args.bucket_mb:g} MB: step "
                   f"{h['step_median_s'] * 1e3:7.1f} ms  compute {h['compute_median_s'] * 1e3:7.1f} ms  allreduce alone "
                   f"{h['comm_alone_s'] * 1e3:7.1f} ms  hidden {h['hidden_share'] * 100:5.1f}%  host CPUs busy "
                   f"{(h['host_busy_share'] or 0) * 100:3.0f}%  parameters identical "
                   f"on every rank: {h['identical']}", flush=True)
         print(f"{args.model:12s} host CPUs busy during compute alone: {compute_busy * 100:.0f}%", flush=True)
-        for name in ("gloo", "ddl"):
+        for name in names:
             h = result["hooks"][name]
             if h["overlap_bound_s"]:
                 print(f"{args.model:12s} {name}: the last bucket is handed over {h['last_bucket_at_s'] * 1e3:.1f} ms into "
                       f"the step; at its allreduce-alone rate the best step would be {h['overlap_bound_s'] * 1e3:.1f} ms "
                       f"({g['step_median_s'] / h['overlap_bound_s']:.2f}x gloo's step)", flush=True)
-        for name in ("gloo", "ddl"):
+        for name in names:
             rows = result["hooks"][name]["buckets"]
             if rows:
                 rate = result["hooks"][name]["comm_alone_s"] * 1e3 / sum(buckets)
@@ -290,6 +312,9 @@ def run(args):
         print(f"{args.model:12s} ddl vs gloo: {result['speedup']:.2f}x; losses differ by at most {worst:.1e} "
               f"(relative) over {args.steps} steps; final parameters of the two copies "
               f"{'bit-identical' if same_copies else 'differ'}{'' if ok else '  <- FAILED'}", flush=True)
+        if "backend_speedup" in result:
+            print(f"{args.model:12s} ddl backend vs gloo: {result['backend_speedup']:.2f}x; vs the hook: "
+                  f"{result['backend_over_hook']:.2f}x", flush=True)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(result, f)
@@ -313,6 +338,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--tolerance", type=float, default=1e-5, help="largest relative difference of the losses")
     ap.add_argument("--json", help="write the results here (rank 0)")
+    ap.add_argument("--no-backend", dest="backend", action="store_false",
+                    help="no third copy on the \"ddl\" process group")
+    ap.add_argument("--zero", action="store_true", help="ZeroRedundancyOptimizer for every copy")
     sys.exit(run(ap.parse_args()))
 
 

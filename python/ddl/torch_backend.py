@@ -37,7 +37,7 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import Work, _create_work_from_future
 
 import ddl
-from ddl.torch_hook import _Completer
+from ddl.torch_hook import _completer
 
 # torch's reduction -> libddl's op name; the rest go to gloo.
 _OPS = {"SUM": "sum", "AVG": "avg", "PRODUCT": "prod", "MIN": "min", "MAX": "max"}
@@ -46,6 +46,17 @@ _TYPES = {getattr(torch, name) for name in ddl.DTYPES if hasattr(torch, name)}
 
 
 _comms = []  # the groups' communicators
+
+
+def _owner_comm():
+    """The program's ddl communicator where it has one (the hook's, say, or an
+    earlier group's): a second one would wait for helpers that serve the
+    first; else a new one."""
+    for ref in reversed(ddl._open_comms):
+        comm = ref()
+        if comm is not None and comm._handle is not None:
+            return comm
+    return ddl.Comm()
 
 
 def _op_name(op):
@@ -113,7 +124,7 @@ class ProcessGroupDDL(dist.ProcessGroup):
 
     def __init__(self, store, rank, size, timeout):
         super().__init__(rank, size)
-        self.comm = ddl.Comm()
+        self.comm = _owner_comm()
         if not self.comm.is_owner:
             raise RuntimeError(f"ddl backend: rank {self.comm.rank} is a helper (lane {self.comm.lane}); helpers "
                                f"run ddl-helper (the plugin's default, helpers=daemon) or serve: call "
@@ -124,8 +135,7 @@ class ProcessGroupDDL(dist.ProcessGroup):
                                f"start the job with srun --ddl-lanes=N (the plugin sets RANK and WORLD_SIZE for "
                                f"the owners), or launch one owner per torch rank")
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("ddl-backend/gloo/", store), rank, size, timeout)
-        self._completer = _Completer()
-        self.comm._on_destroy.append(self._completer.close)
+        self._completer = _completer(self.comm)  # the communicator's one completion thread (the hook's too)
         # Kept until exit, when ddl.finalize destroys it on every owner at
         # once (its helpers serve until then): a group that
         # destroy_process_group drops is freed at no common point.

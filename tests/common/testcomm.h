@@ -9,6 +9,12 @@
 #include <string.h>
 #include "ddl.h"
 
+/* The owners' buffers a correctness test runs a call on: shared (from
+ * ddl_malloc), staged (malloc), out of place or in place. */
+typedef enum { BUF_SHARED, BUF_STAGED, BUF_MIXED, BUF_INPLACE_SHARED, BUF_INPLACE_STAGED, BUF_KINDS } buf_kind_t;
+static const char *const buf_names[] = {"out-of-place shared", "out-of-place staged", "out-of-place mixed",
+                                        "in-place shared", "in-place staged"};
+
 /* MPI's thread level: DDL_TEST_MPI_THREAD=multiple (a progress thread carries
  * nonblocking requests) or single (they run in ddl_test / ddl_wait); the
  * default is multiple. */
@@ -27,6 +33,18 @@ static inline ddl_comm_t *ddl_test_comm(int *argc, char ***argv, ddl_config_t *c
     }
     ddl_comm_info(comm, info);
     return comm;
+}
+
+/* The owners' totals: failures summed, cases the most any owner ran (on the
+ * owners only: in serve mode the helpers may be ddl-helper, which joins no
+ * collective of ours; a failing helper fails its own exit code). */
+static inline void ddl_test_totals(ddl_comm_t *comm, const ddl_comm_info_t *info, int *cases, int *failures)
+{
+    if (info->role != DDL_ROLE_OWNER)
+        return;
+    int mine[2] = {*failures, *cases};
+    MPI_Allreduce(&mine[0], failures, 1, MPI_INT, MPI_SUM, ddl_comm_owners(comm));
+    MPI_Allreduce(&mine[1], cases, 1, MPI_INT, MPI_MAX, ddl_comm_owners(comm));
 }
 
 /* Destroy the communicator, print the totals on rank 0 (the runner scripts

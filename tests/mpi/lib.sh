@@ -57,6 +57,20 @@ run_layout() {
     fi
 }
 
+# run_layouts PROG LAYOUTS: run_layout for each line "nodes gpus lanes
+# helpers extra" (extra: VAR=value pairs joined by ':'), nodes emulated with
+# DDL_NODE_SIZE, with small chunks and stage: many pipeline steps and staging
+# rounds per call.
+run_layouts() {
+    local prog=$1 nodes gpus lanes helpers extra
+    while read -r nodes gpus lanes helpers extra; do
+        [ -n "$nodes" ] || continue
+        run_layout "$prog" $((nodes * gpus * lanes)) "$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra" \
+            DDL_LANES="$lanes" DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS="$helpers" DDL_CHUNK_SIZE=64K \
+            DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')
+    done <<< "$2"
+}
+
 fail_count=0
 pass_count=0
 pass() { pass_count=$((pass_count + 1)); echo "PASS: $*"; }

@@ -76,14 +76,7 @@ if [ -z "${DDL_TEST_LAYOUTS:-}" ] || [ "${DDL_TEST_QUICK:-0}" = 0 ]; then
         quick == 0 { print $0 ":DDL_TEST_QUICK=1" }')
 fi
 layouts=$(select_layouts "$layouts")
-while read -r nodes gpus lanes helpers extra; do
-    [ -n "$nodes" ] || continue
-    ranks=$((nodes * gpus * lanes))
-    # Small chunks and stage: many pipeline steps and staging rounds per call.
-    envs="DDL_LANES=$lanes DDL_NODE_SIZE=$((gpus * lanes)) DDL_HELPERS=$helpers DDL_CHUNK_SIZE=64K \
-DDL_STAGE_SIZE=1M DDL_TIMEOUT=60 $(echo "$extra" | tr ':' ' ')"
-    run_layout "$prog" "$ranks" "$nodes nodes x $gpus GPUs x $lanes lanes, $helpers, $extra" $envs
-done <<< "$layouts"
+run_layouts "$prog" "$layouts"
 rm -f "$tuning" "$exchange" "$halves"
 [ "$(shm_segments)" = "$before" ] || fail "shared memory left behind: $(shm_segments)"
 finish

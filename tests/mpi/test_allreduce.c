@@ -17,10 +17,6 @@
 
 #define LARGE_COUNT ((1u << 20) + 3)
 
-typedef enum { BUF_SHARED, BUF_STAGED, BUF_MIXED, BUF_INPLACE_SHARED, BUF_INPLACE_STAGED, BUF_KINDS } buf_kind_t;
-static const char *const buf_names[] = {"out-of-place shared", "out-of-place staged", "out-of-place mixed",
-                                        "in-place shared", "in-place staged"};
-
 typedef struct {
     ddl_comm_t *comm;
     ddl_comm_info_t info;
@@ -153,12 +149,9 @@ int main(int argc, char **argv)
     } else {
         run_all(&x);
     }
-    /* Totals over the owners: in serve mode the helpers may be ddl-helper, which
-     * joins no collective of ours; a failing helper fails its own exit code. */
     int failures = x.failures, cases = x.cases;
+    ddl_test_totals(x.comm, &x.info, &cases, &failures);
     if (x.info.role == DDL_ROLE_OWNER) {
-        MPI_Allreduce(&x.failures, &failures, 1, MPI_INT, MPI_SUM, ddl_comm_owners(x.comm));
-        MPI_Allreduce(&x.cases, &cases, 1, MPI_INT, MPI_MAX, ddl_comm_owners(x.comm));
         ddl_free(x.comm, x.shared_send);
         ddl_free(x.comm, x.shared_recv);
         free(x.plain_send);

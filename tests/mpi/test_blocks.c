@@ -21,10 +21,6 @@
 
 #define LARGE_COUNT ((1u << 18) + 3)
 
-typedef enum { BUF_SHARED, BUF_STAGED, BUF_MIXED, BUF_INPLACE_SHARED, BUF_INPLACE_STAGED, BUF_KINDS } buf_kind_t;
-static const char *const buf_names[] = {"out-of-place shared", "out-of-place staged", "out-of-place mixed",
-                                        "in-place shared", "in-place staged"};
-
 typedef struct {
     ddl_comm_t *comm;
     ddl_comm_info_t info;
@@ -279,9 +275,8 @@ int main(int argc, char **argv)
         run_mismatch(&x);
     }
     int failures = x.failures, cases = x.cases;
+    ddl_test_totals(x.comm, &x.info, &cases, &failures);
     if (x.info.role == DDL_ROLE_OWNER) {
-        MPI_Allreduce(&x.failures, &failures, 1, MPI_INT, MPI_SUM, ddl_comm_owners(x.comm));
-        MPI_Allreduce(&x.cases, &cases, 1, MPI_INT, MPI_MAX, ddl_comm_owners(x.comm));
         ddl_free(x.comm, x.shared_send);
         ddl_free(x.comm, x.shared_recv);
         free(x.plain_send);

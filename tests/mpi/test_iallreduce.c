@@ -348,9 +348,8 @@ int main(int argc, char **argv)
         heap_churn(&x);
     }
     int failures = x.failures, cases = x.cases;
+    ddl_test_totals(x.comm, &x.info, &cases, &failures);
     if (x.info.role == DDL_ROLE_OWNER) {
-        MPI_Allreduce(&x.failures, &failures, 1, MPI_INT, MPI_SUM, ddl_comm_owners(x.comm));
-        MPI_Allreduce(&x.cases, &cases, 1, MPI_INT, MPI_MAX, ddl_comm_owners(x.comm));
         for (int i = 0; i < 2 * BATCH; i++) {
             ddl_free(x.comm, x.shared[i]);
             free(x.plain[i]);
