@@ -26,8 +26,7 @@ int ddl_inline_fits(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 
 int ddl_halves_owners(const ddl_comm_t *c)
 {
-    /* From the layout, the same on every rank (a helper has no owner_size). */
-    int owners = c->info.nnodes * c->info.gpus_per_node;
+    size_t owners = ddl_comm_gpus(c);
     return c->info.nnodes > 1 && (owners & (owners - 1)) == 0;
 }
 

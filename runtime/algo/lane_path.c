@@ -123,8 +123,7 @@ static ddl_status_t host_drain(void *ctx, int slot, size_t off, size_t n, void *
  * node (lane_view.h), each a chunk's share. */
 static ddl_status_t multi_node(ddl_comm_t *c, ddl_call_t *call, const lane_view_t *v, size_t off, size_t n)
 {
-    size_t pieces = v->coll == DDL_COLL_ALLREDUCE ? 1 : (size_t)v->nnodes;
-    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk / pieces, 1);
+    ddl_chunks_t plan = ddl_chunks_plan(n, v->esize, call->plan.chunk / ddl_call_pieces(v->coll, v->nnodes), 1);
     struct host_pipe p = {c, v};
     ddl_pipeline_ops_t ops = {host_fill, host_drain, &p};
     return ddl_pipeline_run(c, call, ddl_transport_for(c, 0, v->dtype, v->op), &plan, off, &ops);
@@ -148,11 +147,6 @@ static const char *loc_ptr(const ddl_comm_t *c, int g, int kind, uint64_t off, s
 {
     const char *base = c->segs[g].base;
     return kind == DDL_LOC_HEAP ? base + off + round_off : base;
-}
-
-static size_t job_gpus(const ddl_comm_t *c)
-{
-    return (size_t)c->info.nnodes * (size_t)c->info.gpus_per_node;
 }
 
 /* A round of a reduce-scatter or allgather is a window of each GPU's block:
@@ -196,13 +190,13 @@ static void view_owner(const ddl_comm_t *c, const ddl_call_t *call, const ddl_no
     v->in_stride[g] = rq->in_kind == DDL_LOC_STAGE ? n : count;
     v->out_stride[g] = rq->out_kind == DDL_LOC_STAGE ? n : count;
     if (rq->out_kind == DDL_LOC_STAGE)
-        v->out[g] += stage_in(call, job_gpus(c), n) * es;
+        v->out[g] += stage_in(call, ddl_comm_gpus(c), n) * es;
 }
 
 static ddl_status_t post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_t *sig)
 {
     size_t esize = ddl_dtype_size((ddl_dtype_t)sig->dtype), in_elems, out_elems;
-    ddl_call_elems(sig->coll, (size_t)sig->count, job_gpus(c), &in_elems, &out_elems);
+    ddl_call_elems(sig->coll, (size_t)sig->count, ddl_comm_gpus(c), &in_elems, &out_elems);
     ddl_node_req_t *rq = ddl_node_request(&c->node, c->info.local_rank);
     /* Serve-mode helpers read this slot after the doorbell, and publish their
      * call right after: the last request must have been taken before it is
@@ -481,7 +475,7 @@ ddl_status_t ddl_lane_path(ddl_comm_t *c, ddl_call_t *call, int multiring)
     lane_view_t v = {.gpus = in->gpus_per_node, .esize = ddl_dtype_size(dtype), .dtype = dtype, .op = op,
                      .divisor = op == DDL_REDOP_AVG ? in->gpus_per_node * in->nnodes : 1,
                      .fn = ddl_reduce_fn(dtype, op), .coll = call->coll, .node = in->node, .nnodes = in->nnodes};
-    size_t gpus = job_gpus(c);
+    size_t gpus = ddl_comm_gpus(c);
     /* In serve mode the helpers take the owner's choices (and signature) from
      * its request; everyone else signs what it was called with. */
     ddl_sig_t sig;

@@ -4,10 +4,9 @@
  * owners' signatures (mpi_path.c).  MPI counts are int and MPI has no
  * in-place form that matches NCCL's (this rank's block of the other
  * buffer): larger blocks, and buffers that overlap, go through a packed
- * copy (c->bounce), piece by piece. */
+ * copy (ddl_comm_bounce), piece by piece. */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
@@ -25,18 +24,6 @@ static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
     return x < y + b_bytes && y < x + a_bytes;
 }
 
-static ddl_status_t room(ddl_comm_t *c, size_t bytes)
-{
-    if (c->bounce_bytes >= bytes)
-        return DDL_OK;
-    void *p = realloc(c->bounce, bytes);
-    if (!p)
-        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte packed copy on the MPI path", bytes);
-    c->bounce = p;
-    c->bounce_bytes = bytes;
-    return DDL_OK;
-}
-
 static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
 {
     size_t count = (size_t)call->count, p = (size_t)c->info.owner_size, esize = ddl_dtype_size(call->dtype);
@@ -49,7 +36,7 @@ static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
         rc = MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners);
     } else {
         size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
-        ddl_status_t st = room(c, (p + 1) * piece * esize);
+        ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
         if (st != DDL_OK)
             return st;
         char *packed = c->bounce, *result = packed + p * piece * esize;
@@ -80,7 +67,7 @@ static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
         rc = MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners);
     } else {
         size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
-        ddl_status_t st = room(c, (p + 1) * piece * esize);
+        ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
         if (st != DDL_OK)
             return st;
         char *own = c->bounce, *packed = own + piece * esize;

@@ -6,7 +6,6 @@
  * allgather, their own MPI collective (mpi_blocks.c). */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
@@ -54,14 +53,9 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
     if (call->mem != DDL_MEM_DEVICE)
         return mpi_host(sendbuf, recvbuf, count, dtype, op, c);
     size_t bytes = count * ddl_dtype_size(dtype);
-    if (c->bounce_bytes < bytes) {
-        void *p = realloc(c->bounce, bytes);
-        if (!p)
-            return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte host copy of a device buffer", bytes);
-        c->bounce = p;
-        c->bounce_bytes = bytes;
-    }
-    ddl_status_t st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes, c->set.timeout);
+    ddl_status_t st = ddl_comm_bounce(c, bytes);
+    if (st == DDL_OK)
+        st = ddl_gpu_memcpy(c->bounce, sendbuf, bytes, c->set.timeout);
     if (st == DDL_OK)
         st = mpi_host(c->bounce, c->bounce, count, dtype, op, c);
     if (st == DDL_OK)
@@ -187,8 +181,8 @@ ddl_status_t ddl_mpi_path(ddl_comm_t *c, ddl_call_t *call)
         return call->own_error;
     /* The owner's outcome (a mismatch, unusable buffers) is its helpers' too. */
     if (ended != DDL_OK)
-        return ddl_error(ended, "ddl_%s: %s on this helper's owner, rank %d, whose message says more",
-                         ddl_coll_names[call->coll],
+        return ddl_error(ended, "%s: %s on this helper's owner, rank %d, whose message says more",
+                         ddl_coll_calls[call->coll],
                          ended == DDL_ERR_MISMATCH ? "the owners called it differently" : "the call failed",
                          c->world_of_local[owner]);
     return DDL_OK;

@@ -25,11 +25,11 @@ void ddl_lane_started(ddl_comm_t *c, ddl_call_t *call)
     ddl_trace_event(ddl_phase_names[DDL_PH_START], call->lane_at, now, NULL);
 }
 
-/* The elements that travel for a chunk of n: a reduce-scatter's or
- * allgather's chunk carries a piece for every node (algo/lane_view.h). */
+/* The elements that travel for a chunk of n: one piece of n per node it
+ * carries (ddl_call_pieces). */
 static size_t travelling(const ddl_comm_t *c, const ddl_call_t *call, size_t n)
 {
-    return call->coll == DDL_COLL_ALLREDUCE ? n : n * (size_t)c->info.nnodes;
+    return n * ddl_call_pieces(call->coll, c->info.nnodes);
 }
 
 /* The pipeline's link to the transport for one call. */

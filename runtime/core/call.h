@@ -71,4 +71,12 @@ static inline void ddl_call_elems(int coll, size_t count, size_t gpus, size_t *i
     *out = count * (coll == DDL_COLL_ALLGATHER ? gpus : 1);
 }
 
+/* The pieces a lane chunk of the call carries between nnodes nodes: the
+ * allreduce's chunk is one; a reduce-scatter's or allgather's has one for
+ * every node (algo/lane_view.h). */
+static inline size_t ddl_call_pieces(int coll, int nnodes)
+{
+    return coll == DDL_COLL_ALLREDUCE ? 1 : (size_t)nnodes;
+}
+
 #endif

@@ -201,3 +201,15 @@ ddl_status_t ddl_comm_fail(ddl_comm_t *c, ddl_status_t st)
         ddl_node_abort(&c->node, c->broken_why);
     return st;
 }
+
+ddl_status_t ddl_comm_bounce(ddl_comm_t *c, size_t bytes)
+{
+    if (c->bounce_bytes >= bytes)
+        return DDL_OK;
+    void *p = realloc(c->bounce, bytes);
+    if (!p)
+        return ddl_error(DDL_ERR_NO_MEMORY, "out of memory for a %zu-byte host copy on the MPI path", bytes);
+    c->bounce = p;
+    c->bounce_bytes = bytes;
+    return DDL_OK;
+}

@@ -108,9 +108,20 @@ bool ddl_comm_is_live(const ddl_comm_t *comm);
 /* Does MPI reach every rank of c through shared memory (one host, as with
  * virtual nodes; shm_host)? */
 bool ddl_comm_one_host(const ddl_comm_t *c);
+/* The MPI path's host copy (c->bounce, kept for the next call) of at least
+ * `bytes`: device buffers' data, or the reduce-scatter's and allgather's
+ * packed blocks. */
+ddl_status_t ddl_comm_bounce(ddl_comm_t *c, size_t bytes);
 /* Keep a destroyed communicator's struct reachable (not a leak, and a late
  * call with it is refused). */
 void ddl_comm_bury(ddl_comm_t *comm);
+
+/* The GPUs of the job (the owners), from the layout: the same on every rank
+ * (a helper has no owner_size). */
+static inline size_t ddl_comm_gpus(const ddl_comm_t *c)
+{
+    return (size_t)c->info.nnodes * (size_t)c->info.gpus_per_node;
+}
 
 /* Does buf lie in this owner's ddl_malloc heap?  *off: its offset in the
  * owner's segment.  Asked several times on every call: inline. */

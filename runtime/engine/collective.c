@@ -30,7 +30,7 @@ static ddl_status_t broken_error(const ddl_comm_t *c, int coll)
 /* The call's input and output elements on an owner (call.h). */
 static void call_counts(const ddl_comm_t *c, int coll, int64_t count, size_t *in, size_t *out)
 {
-    ddl_call_elems(coll, (size_t)count, (size_t)c->info.nnodes * (size_t)c->info.gpus_per_node, in, out);
+    ddl_call_elems(coll, (size_t)count, ddl_comm_gpus(c), in, out);
 }
 
 /* What fails a call on this rank alone, before it has a number: a
@@ -62,7 +62,7 @@ static ddl_status_t check_args(int coll, const void *sendbuf, const void *recvbu
     if (count < 0)
         return ddl_error(DDL_ERR_INVALID_ARG, "%s: count %lld is negative", fn, (long long)count);
     /* The larger buffer: a reduce-scatter's input, an allgather's output. */
-    size_t blocks = coll == DDL_COLL_ALLREDUCE ? 1 : (size_t)c->info.nnodes * (size_t)c->info.gpus_per_node;
+    size_t blocks = coll == DDL_COLL_ALLREDUCE ? 1 : ddl_comm_gpus(c);
     size_t elems, bytes;
     if (__builtin_mul_overflow((size_t)count, blocks, &elems) ||
         __builtin_mul_overflow(elems, ddl_dtype_size(dtype), &bytes) || bytes > DDL_MAX_BUFFER_BYTES)
@@ -223,15 +223,14 @@ static ddl_status_t (*const paths[DDL_COLL_COUNT][DDL_ALGO_COUNT])(ddl_comm_t *,
     [DDL_COLL_ALLGATHER] = {[DDL_ALGO_MPI] = ddl_mpi_path, [DDL_ALGO_LANE] = lane_path},
 };
 
-/* An owner's own buffers, once it runs the call: call->own_error says why
- * they cannot be used (every rank that waits for them fails the call). */
-static void check_own_buffers(ddl_comm_t *c, ddl_call_t *call)
+/* An owner's own buffers of in_bytes and out_bytes, once it runs the call:
+ * call->own_error says why they cannot be used (every rank that waits for
+ * them fails the call). */
+static void check_own_buffers(ddl_comm_t *c, ddl_call_t *call, size_t in_bytes, size_t out_bytes)
 {
     const void *sendbuf = call->sendbuf;
     void *recvbuf = call->recvbuf;
     const char *fn = ddl_coll_calls[call->coll];
-    size_t in, out, esize = ddl_dtype_size(call->dtype);
-    call_counts(c, call->coll, call->count, &in, &out);
     if (call->mem == DDL_MEM_AUTO)
         call->own_error = ddl_error(DDL_ERR_INVALID_ARG, "%s on rank %d: sendbuf is %s memory but recvbuf "
                                     "is %s memory: pass both on the host or both on the device", fn, c->info.rank,
@@ -245,7 +244,7 @@ static void check_own_buffers(ddl_comm_t *c, ddl_call_t *call)
         call->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)
                                       : ddl_gpu_wait_queued(call->stream, c->set.timeout);
     else
-        call->own_error = check_heap_room(c, call, in * esize, out * esize);
+        call->own_error = check_heap_room(c, call, in_bytes, out_bytes);
 }
 
 /* A collective-mode helper's online selection learns what its owner's
@@ -308,13 +307,13 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
         c->doorbell_seen++;
     /* What selection sizes a call by: its larger buffer (check_args refused
      * what overflows). */
-    size_t in, out;
+    size_t in, out, esize = ddl_dtype_size(dtype);
     call_counts(c, call->coll, count, &in, &out);
-    size_t bytes = (in > out ? in : out) * ddl_dtype_size(dtype);
+    size_t bytes = (in > out ? in : out) * esize;
     /* An owner's unusable buffers fail the call on every rank that waits for
      * it (call->own_error), not only on the owner. */
     if (!helper && !call->refusal)
-        check_own_buffers(c, call);
+        check_own_buffers(c, call, in * esize, out * esize);
     call->owner_class = DDL_OWNER_CLASS_UNREAD;
     ddl_algo_id_t algo = ddl_select_algo(c, call, bytes);
     int timed = ddl_select_wants_time(c, call, bytes);

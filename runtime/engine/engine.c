@@ -258,10 +258,9 @@ static ddl_status_t post_nonblocking(const call_args_t *a, ddl_comm_t *c, ddl_re
                                           a->stream, c, &call);
     if (st != DDL_OK)
         return st;
-    void *stream = a->stream;
     if (!req && !call.refusal)
         ddl_call_refuse(&call, ddl_error(DDL_ERR_INVALID_ARG, "ddl_i%s: req is NULL", ddl_coll_names[a->coll]));
-    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(a->stream, &call.ready)) != DDL_OK)
         ddl_call_refuse(&call, st);
     if (!call.refusal)
         tell_unthreaded(c->engine, c);
@@ -288,14 +287,13 @@ static ddl_status_t run_blocking(const call_args_t *a, ddl_comm_t *c)
                                           a->stream, c, &call);
     if (st != DDL_OK)
         return st;
-    void *stream = a->stream;
     ddl_engine_t *e = c->engine;
     if (claim_runner(e)) { /* nothing ahead of it: run here, no hand-off */
         st = ddl_call_run(&call, c);
         give_back_runner(e);
         return st;
     }
-    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(stream, &call.ready)) != DDL_OK)
+    if (!call.refusal && call.mem == DDL_MEM_DEVICE && (st = ddl_gpu_record(a->stream, &call.ready)) != DDL_OK)
         ddl_call_refuse(&call, st);
     ddl_request_t *r;
     if ((st = post(&call, c, &r)) != DDL_OK) {
