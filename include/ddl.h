@@ -165,9 +165,11 @@ ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t c
  * count, type or op fails the call on every rank with DDL_ERR_MISMATCH).
  * In place as NCCL's: recvbuf = sendbuf + r x recvcount for the
  * reduce-scatter, sendbuf = recvbuf + r x sendcount (or DDL_IN_PLACE) for
- * the allgather; other overlaps are undefined.  Host memory only for now
- * (device buffers fail the call with DDL_ERR_NOT_SUPPORTED).  In collective
- * mode helpers call them too, with the same count, dtype and op. */
+ * the allgather; other overlaps are undefined.  Host or device memory (both
+ * buffers of a rank the same kind), as ddl_allreduce without a stream: the
+ * call waits for the device's queued work first, and device buffers are
+ * staged through host memory, where the lanes work.  In collective mode
+ * helpers call them too, with the same count, dtype and op. */
 ddl_status_t ddl_reduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
                                 ddl_redop_t op, ddl_comm_t *comm);
 ddl_status_t ddl_ireduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,

@@ -289,14 +289,13 @@ class Comm:
             raise ValueError(f"ddl: op {op!r} is not one of {', '.join(OPS)}")
         sptr, scount, sdtype, smem = _buffer(send)
         rptr, rcount, rdtype, rmem = _buffer(recv)
-        p, gather = self.owner_size, name == "allgather"
+        # A collective-mode helper calls with its owner's shapes (its buffers are not used).
+        p = self.owner_size if self.is_owner else self.gpus_per_node * self.nnodes
+        gather = name == "allgather"
         count = scount if gather else rcount
         problem = None
         if (sdtype, smem) != (rdtype, rmem):
             problem = TypeError(f"ddl: {name}: the input and output differ in type or device")
-        elif _MEM_DEVICE in (smem, rmem):
-            problem = TypeError(f"ddl: {name}: device tensors are not supported by this collective yet; "
-                                f"pass CPU tensors")
         elif (rcount if gather else scount) != count * p:
             problem = ValueError(f"ddl: {name}: the {'output' if gather else 'input'} has "
                                  f"{rcount if gather else scount} elements; it must hold {count} x {p} (the "

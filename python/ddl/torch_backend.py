@@ -18,7 +18,8 @@ What runs where:
   all_gather_into_tensor (_allgather_base): the lanes, as requests queued in
   the order of the calls; a completion thread finishes torch's future for
   each, so async_op=True and DDP's overlap work.  CPU tensors of the types
-  libddl has; CUDA tensors take the lanes' device path for all_reduce.
+  libddl has, on the CPU or a GPU (all_reduce takes the lanes' device
+  path; the others stage device tensors through host memory).
 - Everything else (broadcast, barrier, all_to_all, send/recv, gather,
   scatter, reduce, the bitwise ops): a gloo group over the same ranks and
   store, made with this one.

@@ -158,24 +158,31 @@ static size_t stage_in(const ddl_call_t *call, size_t gpus, size_t n)
     return call->coll == DDL_COLL_REDUCE_SCATTER ? gpus * n : n;
 }
 
-/* An owner's staged input for the round at r0 of n elements, into its stage area. */
-static void copy_in(const ddl_call_t *call, size_t gpus, size_t r0, size_t n, size_t esize, char *stage)
+/* An owner's staged input for the round at r0 of n elements, into its stage
+ * area (from device memory too: ddl_blocks_copy). */
+static ddl_status_t copy_in(const ddl_comm_t *c, const ddl_call_t *call, size_t r0, size_t n, size_t esize,
+                            char *stage)
 {
     const char *send = call->sendbuf;
-    size_t count = (size_t)call->count, blocks = call->coll == DDL_COLL_REDUCE_SCATTER ? gpus : 1;
-    for (size_t b = 0; b < blocks; b++)
-        memcpy(stage + b * n * esize, send + (b * count + r0) * esize, n * esize);
+    size_t count = (size_t)call->count, blocks = call->coll == DDL_COLL_REDUCE_SCATTER ? ddl_comm_gpus(c) : 1;
+    ddl_status_t st = DDL_OK;
+    for (size_t b = 0; b < blocks && st == DDL_OK; b++)
+        st = ddl_blocks_copy(c, call, stage + b * n * esize, send + (b * count + r0) * esize, n * esize);
+    return st;
 }
 
 /* Its staged output for the round, out of the stage area. */
-static void copy_out(const ddl_call_t *call, size_t gpus, size_t r0, size_t n, size_t esize, const char *stage)
+static ddl_status_t copy_out(const ddl_comm_t *c, const ddl_call_t *call, size_t r0, size_t n, size_t esize,
+                             const char *stage)
 {
     char *recv = call->recvbuf;
-    size_t count = (size_t)call->count, blocks = call->coll == DDL_COLL_ALLGATHER ? gpus : 1;
+    size_t gpus = ddl_comm_gpus(c), count = (size_t)call->count, blocks = call->coll == DDL_COLL_ALLGATHER ? gpus : 1;
     if (call->coll != DDL_COLL_ALLREDUCE)
         stage += stage_in(call, gpus, n) * esize;
-    for (size_t b = 0; b < blocks; b++)
-        memcpy(recv + (b * count + r0) * esize, stage + b * n * esize, n * esize);
+    ddl_status_t st = DDL_OK;
+    for (size_t b = 0; b < blocks && st == DDL_OK; b++)
+        st = ddl_blocks_copy(c, call, recv + (b * count + r0) * esize, stage + b * n * esize, n * esize);
+    return st;
 }
 
 /* Owner g's buffers in the view for the round at r0 of n elements. */
@@ -218,6 +225,13 @@ static ddl_status_t post_request(ddl_comm_t *c, ddl_call_t *call, const ddl_sig_
     if (call->own_error == DDL_OK && call->mem == DDL_MEM_HOST) {
         rq->in_kind = locate(c, sendbuf, in_elems * esize, &rq->in_off);
         rq->out_kind = locate(c, recvbuf, out_elems * esize, &rq->out_off);
+    } else if (call->own_error == DDL_OK && call->coll != DDL_COLL_ALLREDUCE) {
+        /* A reduce-scatter's or allgather's device buffers are staged
+         * through host memory (copy_in, copy_out), where the lanes reduce
+         * and send; the allreduce's device kernels (allreduce_gpu.c) have
+         * no counterpart for them yet. */
+        rq->in_kind = rq->out_kind = DDL_LOC_STAGE;
+        rq->in_off = rq->out_off = 0;
     } else {
         /* Device buffers are opened by the node's other ranks; an owner whose
          * buffers cannot be used has said why, and every rank fails the call. */
@@ -359,11 +373,11 @@ static ddl_status_t device_or_invalid(ddl_comm_t *c, ddl_call_t *call, ddl_loc_k
     } else if (st == DDL_OK && kind == DDL_LOC_DEVICE) {
         st = ddl_gpu_allreduce(c, call, sendbuf, recvbuf); /* through the CUDA module */
     } else if (st == DDL_OK)
-        st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owner of GPU %d on node %d (rank %d) "
-                                  "passed buffers it cannot share (its message says why)", why, in->node,
+        st = why >= 0 ? ddl_error(DDL_ERR_INVALID_ARG, "%s: the owner of GPU %d on node %d (rank %d) passed buffers "
+                                  "it cannot share (its message says why)", ddl_coll_calls[call->coll], why, in->node,
                                   c->world_of_local[why * in->lanes])
-                      : ddl_error(DDL_ERR_INVALID_ARG, "ddl_allreduce: the owners of node %d passed host and device "
-                                  "buffers; all owners pass the same kind of memory", in->node);
+                      : ddl_error(DDL_ERR_INVALID_ARG, "%s: the owners of node %d passed host and device buffers; all "
+                                  "owners pass the same kind of memory", ddl_coll_calls[call->coll], in->node);
     ddl_status_t met = ddl_node_barrier(&c->node, "lane allreduce: the node's results");
     if (kind == DDL_LOC_INVALID && met == DDL_OK)
         return st; /* a usage error: the communicator stays usable */
@@ -521,8 +535,15 @@ ddl_status_t ddl_lane_path(ddl_comm_t *c, ddl_call_t *call, int multiring)
     for (size_t r0 = 0; r0 < count && st == DDL_OK; r0 += round) {
         size_t n = count - r0 < round ? count - r0 : round;
         char *stage = c->segs[in->gpu].base;
-        if (owner && mine->in_kind == DDL_LOC_STAGE)
-            copy_in(call, gpus, r0, n, v.esize, stage);
+        if (owner && mine->in_kind == DDL_LOC_STAGE && (st = copy_in(c, call, r0, n, v.esize, stage)) != DDL_OK) {
+            if (r0 > 0)
+                break; /* a failed device copy in the middle of a call breaks the communicator */
+            /* Before the first meeting: the node learns that this owner's
+             * buffers cannot be used, and every rank fails the call. */
+            call->own_error = st;
+            ddl_node_request(&c->node, in->local_rank)->in_kind = DDL_LOC_INVALID;
+            st = DDL_OK;
+        }
         lap(c, DDL_PH_COPY_IN, &last);
         call->early = 0;
         if (r0 == 0) {
@@ -601,8 +622,8 @@ ddl_status_t ddl_lane_path(ddl_comm_t *c, ddl_call_t *call, int multiring)
         if ((st = ddl_node_barrier(&c->node, "lane allreduce: the node's results")) != DDL_OK)
             break;
         lap(c, DDL_PH_BARRIER_OUT, &last);
-        if (owner && mine->out_kind == DDL_LOC_STAGE)
-            copy_out(call, gpus, r0, n, v.esize, stage);
+        if (owner && mine->out_kind == DDL_LOC_STAGE && (st = copy_out(c, call, r0, n, v.esize, stage)) != DDL_OK)
+            break;
         lap(c, DDL_PH_COPY_OUT, &last);
     }
     if (st == DDL_OK && in->nnodes > 1)

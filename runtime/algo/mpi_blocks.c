@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The MPI path's reduce-scatter and allgather on host buffers: the system
+/* The MPI path's reduce-scatter and allgather: the system
  * MPI_Reduce_scatter_block and MPI_Allgather over the owners, after the
  * owners' signatures (mpi_path.c).  MPI counts are int and MPI has no
  * in-place form that matches NCCL's (this rank's block of the other
  * buffer): larger blocks, and buffers that overlap, go through a packed
- * copy (ddl_comm_bounce), piece by piece. */
+ * host copy (ddl_comm_bounce), piece by piece.  So do device buffers, as
+ * the allreduce's do: the system MPI may not be CUDA-aware, and its user
+ * ops (f16, bf16) run on the host. */
 #include "config.h"
 
 #include <string.h>
 
 #include "comm.h"
+#include "gpu.h"
 #include "log.h"
 #include "mpi_types.h"
 #include "paths.h"
@@ -24,6 +27,14 @@ static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
     return x < y + b_bytes && y < x + a_bytes;
 }
 
+ddl_status_t ddl_blocks_copy(const ddl_comm_t *c, const ddl_call_t *call, void *dst, const void *src, size_t bytes)
+{
+    if (call->mem == DDL_MEM_DEVICE)
+        return ddl_gpu_memcpy(dst, src, bytes, c->set.timeout);
+    memcpy(dst, src, bytes);
+    return DDL_OK;
+}
+
 static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
 {
     size_t count = (size_t)call->count, p = (size_t)c->info.owner_size, esize = ddl_dtype_size(call->dtype);
@@ -31,29 +42,32 @@ static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
     MPI_Op mop = ddl_mpi_op(call->dtype, call->op);
     const char *send = call->sendbuf;
     char *recv = call->recvbuf;
-    int rc;
-    if (count <= PIECE_MAX && !overlap(send, p * count * esize, recv, count * esize)) {
-        rc = MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners);
-    } else {
-        size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
-        ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
-        if (st != DDL_OK)
-            return st;
-        char *packed = c->bounce, *result = packed + p * piece * esize;
-        rc = MPI_SUCCESS;
-        for (size_t d = 0; d < count && rc == MPI_SUCCESS; d += piece) {
-            size_t n = count - d < piece ? count - d : piece;
-            for (size_t b = 0; b < p; b++)
-                memcpy(packed + b * n * esize, send + (b * count + d) * esize, n * esize);
-            rc = MPI_Reduce_scatter_block(packed, result, (int)n, type, mop, c->owners);
-            memcpy(recv + d * esize, result, n * esize);
-        }
+    int avg = call->op == DDL_REDOP_AVG;
+    if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX && !overlap(send, p * count * esize, recv, count * esize)) {
+        if (MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners) != MPI_SUCCESS)
+            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
+        if (avg)
+            ddl_avg_finish(recv, count, call->dtype, c->info.owner_size);
+        return DDL_OK;
     }
-    if (rc != MPI_SUCCESS)
-        return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
-    if (call->op == DDL_REDOP_AVG)
-        ddl_avg_finish(recv, count, call->dtype, c->info.owner_size);
-    return DDL_OK;
+    size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
+    ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
+    if (st != DDL_OK)
+        return st;
+    char *packed = c->bounce, *result = packed + p * piece * esize;
+    for (size_t d = 0; d < count && st == DDL_OK; d += piece) {
+        size_t n = count - d < piece ? count - d : piece;
+        for (size_t b = 0; b < p && st == DDL_OK; b++)
+            st = ddl_blocks_copy(c, call, packed + b * n * esize, send + (b * count + d) * esize, n * esize);
+        if (st != DDL_OK)
+            break;
+        if (MPI_Reduce_scatter_block(packed, result, (int)n, type, mop, c->owners) != MPI_SUCCESS)
+            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
+        if (avg)
+            ddl_avg_finish(result, n, call->dtype, c->info.owner_size);
+        st = ddl_blocks_copy(c, call, recv + d * esize, result, n * esize);
+    }
+    return st;
 }
 
 static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
@@ -62,27 +76,29 @@ static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
     MPI_Datatype type = ddl_mpi_type(call->dtype, DDL_REDOP_SUM);
     const char *send = call->sendbuf;
     char *recv = call->recvbuf, *mine = recv + (size_t)c->info.owner_rank * count * esize;
-    int rc;
-    if (count <= PIECE_MAX && (send == mine || !overlap(send, count * esize, recv, p * count * esize))) {
-        rc = MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners);
-    } else {
-        size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
-        ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
-        if (st != DDL_OK)
-            return st;
-        char *own = c->bounce, *packed = own + piece * esize;
-        rc = MPI_SUCCESS;
-        for (size_t d = 0; d < count && rc == MPI_SUCCESS; d += piece) {
-            size_t n = count - d < piece ? count - d : piece;
-            memcpy(own, send + d * esize, n * esize); /* before any block of recv is written */
-            rc = MPI_Allgather(own, (int)n, type, packed, (int)n, type, c->owners);
-            for (size_t b = 0; b < p && rc == MPI_SUCCESS; b++)
-                memcpy(recv + (b * count + d) * esize, packed + b * n * esize, n * esize);
-        }
+    if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX &&
+        (send == mine || !overlap(send, count * esize, recv, p * count * esize))) {
+        if (MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners) !=
+            MPI_SUCCESS)
+            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
+        return DDL_OK;
     }
-    if (rc != MPI_SUCCESS)
-        return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
-    return DDL_OK;
+    size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
+    ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
+    if (st != DDL_OK)
+        return st;
+    char *own = c->bounce, *packed = own + piece * esize;
+    for (size_t d = 0; d < count && st == DDL_OK; d += piece) {
+        size_t n = count - d < piece ? count - d : piece;
+        /* before any block of recv is written */
+        if ((st = ddl_blocks_copy(c, call, own, send + d * esize, n * esize)) != DDL_OK)
+            break;
+        if (MPI_Allgather(own, (int)n, type, packed, (int)n, type, c->owners) != MPI_SUCCESS)
+            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
+        for (size_t b = 0; b < p && st == DDL_OK; b++)
+            st = ddl_blocks_copy(c, call, recv + (b * count + d) * esize, packed + b * n * esize, n * esize);
+    }
+    return st;
 }
 
 ddl_status_t ddl_mpi_blocks(ddl_comm_t *c, const ddl_call_t *call)

@@ -49,7 +49,7 @@ static ddl_status_t system_mpi(const ddl_call_t *call, ddl_comm_t *c)
     ddl_dtype_t dtype = call->dtype;
     ddl_redop_t op = call->op;
     if (call->coll != DDL_COLL_ALLREDUCE)
-        return ddl_mpi_blocks(c, call); /* host buffers (collective.c refuses device ones) */
+        return ddl_mpi_blocks(c, call); /* device buffers through its own host copy */
     if (call->mem != DDL_MEM_DEVICE)
         return mpi_host(sendbuf, recvbuf, count, dtype, op, c);
     size_t bytes = count * ddl_dtype_size(dtype);

@@ -17,9 +17,14 @@ struct ddl_step;
  * the data with the signatures (allreduce_inline.c); helpers wait for their
  * owner's outcome. */
 ddl_status_t ddl_mpi_path(ddl_comm_t *comm, ddl_call_t *call);
-/* Its reduce-scatter and allgather on host buffers, after the signatures
- * (mpi_blocks.c): MPI_Reduce_scatter_block and MPI_Allgather over the owners. */
+/* Its reduce-scatter and allgather, after the signatures (mpi_blocks.c):
+ * MPI_Reduce_scatter_block and MPI_Allgather over the owners, device
+ * buffers through a host copy. */
 ddl_status_t ddl_mpi_blocks(ddl_comm_t *comm, const ddl_call_t *call);
+/* bytes of a reduce-scatter's or allgather's caller buffer to or from host
+ * memory: memcpy, or for device buffers (call->mem) a copy through the CUDA
+ * module, both paths' way in and out of the host (mpi_blocks.c). */
+ddl_status_t ddl_blocks_copy(const ddl_comm_t *c, const ddl_call_t *call, void *dst, const void *src, size_t bytes);
 /* The lane allreduce of call, planned (call->plan: engine/route.c's
  * ddl_route_lane) on owners and collective helpers; serve-mode helpers pass a
  * call with the owner's count, type and op and take its plan from its request.

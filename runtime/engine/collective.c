@@ -236,9 +236,6 @@ static void check_own_buffers(ddl_comm_t *c, ddl_call_t *call, size_t in_bytes, 
                                     "is %s memory: pass both on the host or both on the device", fn, c->info.rank,
                                     ddl_gpu_is_device(sendbuf) ? "device" : "host",
                                     ddl_gpu_is_device(recvbuf) ? "device" : "host");
-    else if (call->mem == DDL_MEM_DEVICE && call->coll != DDL_COLL_ALLREDUCE)
-        call->own_error = ddl_error(DDL_ERR_NOT_SUPPORTED, "%s on rank %d: device buffers are not supported by this "
-                                    "collective yet (ddl_allreduce takes them); pass host buffers", fn, c->info.rank);
     /* Other processes read the buffers: the work that fills them must be done. */
     else if (call->mem == DDL_MEM_DEVICE)
         call->own_error = call->ready ? ddl_gpu_wait_recorded(call->ready, c->set.timeout)

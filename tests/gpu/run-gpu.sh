@@ -12,7 +12,9 @@
 #    type and op, in-place and out-of-place, blocking, on a stream and
 #    nonblocking on a stream, several requests in flight on one stream.
 #    Where both paths take the lane algorithm (DDL_ALGO=lane), results must
-#    be bit-identical to the host path's for the same inputs.
+#    be bit-identical to the host path's for the same inputs.  Then the
+#    reduce-scatter and allgather on device buffers, both paths (one layout
+#    with a stage area small enough for several rounds).
 #  - PowerAI DDL's API on device memory; ddl-gpu-bench with its results
 #    checked; the Python binding's device branch and the DDP hook (emulation:
 #    tests/python/test_device.py); a stalled and a killed rank while device
@@ -41,7 +43,7 @@ layouts="
 1 4 2 serve      DDL_ALGO=auto
 1 4 4 serve      $same
 2 1 2 collective DDL_GPU_TRANSPORT=staged:$same
-2 2 1 serve      DDL_GPU_TRANSPORT=staged:DDL_CHUNK_SIZE=64K:$same
+2 2 1 serve      DDL_GPU_TRANSPORT=staged:DDL_CHUNK_SIZE=64K:DDL_STAGE_SIZE=1M:$same
 "
 [ "${devices:-1}" -ge 2 ] && layouts+="2 1 1 collective DDL_GPU_TRANSPORT=nccl
 "

@@ -5,8 +5,10 @@
  * independent serial reference of tests/common/refdata.c.  Output buffers are
  * poisoned on the device before every call; results must be bit-identical on
  * all owners and the send buffer untouched, and with DDL_TEST_SAME_AS_HOST=1
- * bit-identical to the host path's for the same inputs.  Exits 77 (skip) when CUDA sees
- * no device.  Several virtual GPUs may share one physical device. */
+ * bit-identical to the host path's for the same inputs.  Then the
+ * reduce-scatter and allgather on device buffers (gpu_blocks.c).  Exits 77
+ * (skip) when CUDA sees no device.  Several virtual GPUs may share one
+ * physical device. */
 #include "config.h"
 
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ddl.h"
+#include "gpu_blocks.h"
 #include "refdata.h"
 #include "watchdog.h"
 
@@ -284,6 +287,7 @@ int main(int argc, char **argv)
         seed += 2 * INFLIGHT;
         for (int inplace = 0; inplace < 2; inplace++, seed++)
             run_case(&x, DDL_DTYPE_F32, DDL_REDOP_SUM, 65537, inplace, CALL_BLOCKING, seed);
+        x.failures += ddl_test_gpu_blocks(x.comm, &x.info, quick, &x.cases);
     }
     ddl_watchdog_step("the totals and ddl_comm_destroy");
     /* Totals over the owners (serve-mode helpers join no collective of ours). */

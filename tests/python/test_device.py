@@ -130,6 +130,19 @@ for dtype in ["float32", "float16"]:
             check(np.array_equal(src.read(), got) or not comm.is_owner, f"device {dtype} {op} n={n} in place")
             src.free()
             out.free()
+        # Reduce-scatter and allgather: device tensors staged through the host.
+        blocks = np.concatenate([stack[me] * (b + 1) for b in range(owners)])  # block b: scaled by b + 1
+        src, out = new_tensor(blocks, dtype), new_tensor(np.full(n, 0x55), dtype)
+        comm.reduce_scatter(src, out)
+        check(np.allclose(out.read().astype(np.float64), total * (me + 1), atol=1e-2) or not comm.is_owner,
+              f"device reduce_scatter {dtype} n={n}")
+        src.free()
+        out.free()
+        src, out = new_tensor(stack[me], dtype), new_tensor(np.full(owners * n, 0x55), dtype)
+        comm.allgather(src, out)
+        check(np.array_equal(out.read(), stack.reshape(-1)) or not comm.is_owner, f"device allgather {dtype} n={n}")
+        src.free()
+        out.free()
         # The DDP hook: an average through the request and its future.
         grad = new_tensor(stack[me], dtype)
         fut = ddl.torch_hook.allreduce_avg(comm, Bucket(grad))
