@@ -451,10 +451,10 @@ static void combine(const bench_t *b, const opts_t *o, double *v, int n)
  * the decision is agreed). */
 #define WARMUP_WHILE_EXPLORING 1000
 
-static int choice_settled(const bench_t *b, size_t bytes)
+static int choice_settled(const bench_t *b, const opts_t *o, size_t bytes)
 {
     char name[64];
-    return ddl_comm_choice(b->comm, bytes, name, sizeof(name)) != 0;
+    return ddl_comm_collective_choice(b->comm, coll_names[o->coll], bytes, name, sizeof(name)) != 0;
 }
 
 /* One ddl call and, with the baseline, one MPI_Allreduce; odd rounds run the
@@ -503,9 +503,7 @@ static double time_calls(bench_t *b, const opts_t *o, size_t count, int inplace,
     long it = 0;
     for (; it < o->warmup; it++)
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
-    /* Online selection times the allreduce only (the others' crossover is fixed). */
-    int settle = o->settle && o->coll == COLL_ALLREDUCE;
-    for (long extra = 0; settle && extra < WARMUP_WHILE_EXPLORING && !choice_settled(b, bytes); extra++, it++)
+    for (long extra = 0; o->settle && extra < WARMUP_WHILE_EXPLORING && !choice_settled(b, o, bytes); extra++, it++)
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
     for (size_t k = 0; k < iters; k++, it++) {
         one_round(b, o, count, inplace, pmt, &mo, it, t, err);
@@ -628,8 +626,7 @@ static void run_size(bench_t *b, const opts_t *o, row_t *row, int *err)
          * the same result into recv, and the check below runs ddl once more. */
         fill(b, o, count, 0, seed);
         row->oop_us = time_calls(b, o, count, 0, o->mode == MODE_BOTH ? &row->mpi_us : NULL, err);
-        if (o->coll == COLL_ALLREDUCE) /* the others' is fixed (ddl-lanes(7)) */
-            ddl_comm_choice(b->comm, row->bytes, row->choice, sizeof(row->choice));
+        ddl_comm_collective_choice(b->comm, coll_names[o->coll], row->bytes, row->choice, sizeof(row->choice));
         fill(b, o, count, 0, seed);
         if (call_ddl(b, o, count, 0) != DDL_OK)
             *err = 1;

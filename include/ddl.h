@@ -249,6 +249,10 @@ void ddl_comm_stats_reset(ddl_comm_t *comm);
  * explore; buf says "exploring"), or a negative status.  Every rank gets the
  * same answer after the same calls. */
 int ddl_comm_choice(const ddl_comm_t *comm, size_t bytes, char *buf, size_t len);
+/* The same for the collective named ("allreduce", "reduce_scatter" or
+ * "allgather"; its bytes are its larger buffer's, as its selection counts
+ * them): each chooses in size classes of its own. */
+int ddl_comm_collective_choice(const ddl_comm_t *comm, const char *collective, size_t bytes, char *buf, size_t len);
 
 /* The library's version ("0.1.0"): DDL_VERSION_STRING of the libddl that runs,
  * which may differ from the headers a program was built with. */

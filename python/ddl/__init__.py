@@ -244,19 +244,20 @@ class Comm:
         return (ctypes.c_void_p(ptr), ctypes.c_void_p(optr), count, dtype, OPS[op], mem, ctypes.c_void_p(stream),
                 target)
 
-    def choice(self, nbytes):
-        """How an allreduce of nbytes bytes goes on this communicator, named as a
+    def choice(self, nbytes, collective="allreduce"):
+        """How a collective ("allreduce", "reduce_scatter" or "allgather") of
+        nbytes bytes (its whole buffer) goes on this communicator, named as a
         tuning file names it ("mpi", "lane/ring chunk=64K", ...), and whether
         that is settled (False while online selection still times candidates
         for the size): (name, settled).  The same on every rank after the same
-        calls (ddl_comm_choice)."""
+        calls (ddl_comm_collective_choice)."""
         # Bound here, not in _load: a libddl older than this call still loads
         # for everything else (DDL_LIBRARY may name any build).
-        fn = _load().ddl_comm_choice
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+        fn = _load().ddl_comm_collective_choice
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
         fn.restype = ctypes.c_int
         name = ctypes.create_string_buffer(64)
-        rc = fn(self._handle, nbytes, name, len(name))
+        rc = fn(self._handle, collective.encode(), nbytes, name, len(name))
         if rc < 0:
             _check(rc)
         return name.value.decode(), rc == 1

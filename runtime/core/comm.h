@@ -72,9 +72,9 @@ struct ddl_comm {
 
     void *scratch[DDL_NSCHED];   /* between nodes: the pipeline's slot buffers (host_fill's target) */
     size_t scratch_bytes;
-    struct ddl_online *online;   /* online selection (and DDL_EXPLORE): what each size class measured and chose */
+    struct ddl_online *online;   /* online selection (and DDL_EXPLORE), one per collective (online[DDL_COLL_*]):
+                                  * what each size class measured and chose */
     MPI_Comm select_comm;        /* the ranks that choose and agree: every rank, or the owners in serve mode */
-    size_t untimed_threshold;    /* reduce-scatter and allgather: the MPI path below these bytes (route.c) */
     char save_path[512];         /* DDL_TUNING_SAVE on rank 0; "" when unset */
     ddl_dim_count_t counts[DDL_GRID_MAX_DIMS];
     double phase_seconds[DDL_PH_COUNT]; /* lane-path calls, phase by phase (ddl_comm_phases) */

@@ -14,7 +14,6 @@
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
-#include "online.h"
 #include "paths.h"
 #include "route.h"
 #include "trace.h"
@@ -324,7 +323,8 @@ static ddl_status_t run(ddl_call_t *call, ddl_comm_t *c)
     if (call->refusal)
         st = call->own_error; /* whatever the others made of it */
     if (counted && !helper) {
-        int cls = call->cand && st == DDL_OK ? ddl_online_class_of(bytes) : -1; /* what the record below teaches */
+        /* what the record below teaches */
+        int cls = call->cand && st == DDL_OK ? ddl_select_owner_class(call->coll, bytes) : -1;
         ddl_status_t rung = ddl_node_ring_outcome(&c->node, st, cls, c->info.lanes - 1);
         if (rung != DDL_OK)
             return ddl_comm_fail(c, rung);

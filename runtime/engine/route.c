@@ -59,12 +59,19 @@ static ddl_algo_id_t lanes_path(const ddl_comm_t *c)
          : c->set.grid.ndims ? DDL_ALGO_MULTIRING : DDL_ALGO_LANE;
 }
 
+/* A collective's lane path: the reduce-scatter's and allgather's is the lane
+ * algorithm's (the multiring has no row for them). */
+static ddl_algo_id_t lanes_path_of(const ddl_comm_t *c, ddl_coll_t coll)
+{
+    ddl_algo_id_t path = lanes_path(c);
+    return coll == DDL_COLL_ALLREDUCE || path == DDL_ALGO_MPI ? path : DDL_ALGO_LANE;
+}
+
 ddl_status_t ddl_select_init(ddl_comm_t *c)
 {
     int threshold_given = c->set.mpi_threshold != DDL_THRESHOLD_AUTO;
     if (!threshold_given)
         c->set.mpi_threshold = c->info.nnodes == 1 ? DDL_MPI_THRESHOLD_ONE_NODE : DDL_MPI_THRESHOLD_NODES;
-    c->untimed_threshold = c->set.mpi_threshold; /* before online selection takes it over */
     if (!ddl_select_online(c))
         return DDL_OK;
     /* DDL_SELECT=model with DDL_EXPLORE: the crossover and the chunk stay the
@@ -90,7 +97,18 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
         /* The grid's node dimensions; a band's dims= fixes them instead. */
         .dims = c->set.explore && lanes_path(c) == DDL_ALGO_MULTIRING && c->info.nnodes > 1 ? c->set.grid.ndims - 1 : 0,
     };
-    ddl_online_init(c->online, &job);
+    ddl_online_init(&c->online[DDL_COLL_ALLREDUCE], &job);
+    /* The reduce-scatter's and allgather's classes of their own: the MPI
+     * path (its plain form: the data forms and the early start are the
+     * allreduce's), the lanes with their ring halves, and the chunks. */
+    ddl_online_job_t blocks = job;
+    blocks.path = DDL_ALGO_LANE;
+    blocks.lane_algos = 0;
+    blocks.exchange_min = blocks.exchange_max = blocks.early_max = blocks.halves_max = 0;
+    blocks.dims = 0;
+    for (int coll = 0; coll < DDL_COLL_COUNT; coll++)
+        if (coll != DDL_COLL_ALLREDUCE)
+            ddl_online_init(&c->online[coll], &blocks);
     /* Serve-mode helpers never see the MPI path's calls: the owners agree alone. */
     c->select_comm = c->helper_mode == DDL_HELPERS_SERVE ? c->owners : c->world;
     return check_save_path(c);
@@ -101,8 +119,8 @@ ddl_status_t ddl_select_init(ddl_comm_t *c)
  * below DDL_MPI_THRESHOLD, and with DDL_SELECT=model the lanes' path.  1
  * with *algo (*band: the band, or NULL; *why: the rule, NULL for a band) when
  * one of them decides; 0 when online selection does. */
-static int fixed_rule(const ddl_comm_t *c, size_t bytes, const ddl_band_t **band, ddl_algo_id_t *algo,
-                      const char **why)
+static int fixed_rule(const ddl_comm_t *c, ddl_coll_t coll, size_t bytes, const ddl_band_t **band,
+                      ddl_algo_id_t *algo, const char **why)
 {
     *why = NULL;
     *band = NULL;
@@ -111,7 +129,8 @@ static int fixed_rule(const ddl_comm_t *c, size_t bytes, const ddl_band_t **band
         *why = "count 0";
         return 1;
     }
-    if ((*band = ddl_tuning_find(&c->set.tuning, bytes)) != NULL) {
+    /* A tuning file's bands are the allreduce's. */
+    if (coll == DDL_COLL_ALLREDUCE && (*band = ddl_tuning_find(&c->set.tuning, bytes)) != NULL) {
         *algo = (ddl_algo_id_t)(*band)->algo;
         return 1;
     }
@@ -121,25 +140,27 @@ static int fixed_rule(const ddl_comm_t *c, size_t bytes, const ddl_band_t **band
     else if (bytes < c->set.mpi_threshold)
         *why = "below DDL_MPI_THRESHOLD";
     else if (!ddl_select_online(c)) {
-        *algo = lanes_path(c);
+        *algo = lanes_path_of(c, coll);
         *why = c->set.algo != DDL_ALGO_AUTO ? "DDL_ALGO" : "at or above DDL_MPI_THRESHOLD (DDL_SELECT=model)";
     }
     return *why != NULL;
 }
 
 /* At INFO, rank 0 says once per algorithm why a fixed rule chose it. */
-static void announce(ddl_comm_t *c, ddl_algo_id_t algo, size_t bytes, const char *why)
+static void announce(ddl_comm_t *c, ddl_coll_t coll, ddl_algo_id_t algo, size_t bytes, const char *why)
 {
-    if (c->logged_algos & (1u << algo) || c->info.rank != 0)
+    unsigned bit = 1u << (coll * DDL_ALGO_COUNT + algo);
+    if (c->logged_algos & bit || c->info.rank != 0)
         return;
-    c->logged_algos |= 1u << algo;
-    DDL_INFO(DDL_SUBSYS_COLL, "allreduce of %zu bytes uses %s: %s", bytes, ddl_algo_names[algo], why);
+    c->logged_algos |= bit;
+    DDL_INFO(DDL_SUBSYS_COLL, "%s of %zu bytes uses %s: %s", ddl_coll_names[coll], bytes, ddl_algo_names[algo], why);
 }
 
 /* Online selection's candidate for a call of `bytes` (a class that has not
  * started starts). */
-static const ddl_candidate_t *online_candidate(ddl_comm_t *c, size_t bytes)
+static const ddl_candidate_t *online_candidate(ddl_comm_t *c, ddl_coll_t coll, size_t bytes)
 {
+    ddl_online_t *o = &c->online[coll];
     /* Whether chunk sizes are candidates matters only when a class starts
      * exploring: the model's chunk is not worked out on every call.  It is
      * decided for the class's largest size, not this call's: a rank whose
@@ -147,55 +168,51 @@ static const ddl_candidate_t *online_candidate(ddl_comm_t *c, size_t bytes)
      * others start later with other sizes, and all must list the same
      * candidates. */
     int chunked = 0;
-    if (ddl_online_starts(c->online, bytes)) {
+    if (ddl_online_starts(o, bytes)) {
         int cls = ddl_online_class_of(bytes);
         size_t top = cls == DDL_ONLINE_CLASSES - 1 ? bytes : ((size_t)2 << cls) - 1;
-        size_t chunk = ddl_lane_chunk(c, top, c->online->job.path == DDL_ALGO_MULTIRING);
+        size_t chunk = ddl_lane_chunk(c, top, o->job.path == DDL_ALGO_MULTIRING);
         chunked = c->info.nnodes > 1 && top / (size_t)c->info.local_size > chunk;
     }
-    return ddl_online_next(c->online, bytes, chunked);
+    return ddl_online_next(o, bytes, chunked);
 }
 
-/* Reduce-scatter and allgather: online selection's candidates and history
- * are the allreduce's, so their crossover is fixed.  Count 0 and DDL_ALGO=mpi
- * take the MPI path, and so do sizes below DDL_MPI_THRESHOLD (its default
- * where unset); the rest the lanes (the multiring has no row for them). */
-static ddl_algo_id_t untimed_path(const ddl_comm_t *c, size_t bytes)
-{
-    return bytes == 0 || c->set.algo == DDL_ALGO_MPI || bytes < c->untimed_threshold ? DDL_ALGO_MPI : DDL_ALGO_LANE;
-}
-
+/* Each collective chooses by the same rules, with classes and candidates of
+ * its own (c->online[coll]): the reduce-scatter's 4 MiB calls are timed
+ * apart from the allreduce's. */
 ddl_algo_id_t ddl_select_algo(ddl_comm_t *c, ddl_call_t *call, size_t bytes)
 {
     call->cand = NULL;
     call->mpi_form = DDL_MPI_FORM_PLAIN;
-    if (call->coll != DDL_COLL_ALLREDUCE)
-        return untimed_path(c, bytes);
     const ddl_band_t *band;
     ddl_algo_id_t algo;
     const char *why;
-    if (fixed_rule(c, bytes, &band, &algo, &why)) {
+    if (fixed_rule(c, call->coll, bytes, &band, &algo, &why)) {
         if (band)
             call->mpi_form = band->mpi_form;
         else
-            announce(c, algo, bytes, why);
+            announce(c, call->coll, algo, bytes, why);
         return algo;
     }
-    call->cand = online_candidate(c, bytes);
+    call->cand = online_candidate(c, call->coll, bytes);
     call->mpi_form = call->cand->mpi_form;
     return (ddl_algo_id_t)call->cand->algo;
 }
 
 /* What ddl_select_algo would answer for `bytes`, without a call. */
-int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
+int ddl_comm_collective_choice(const ddl_comm_t *c, const char *collective, size_t bytes, char *buf, size_t len)
 {
-    if (!ddl_comm_is_live(c) || !buf || len == 0)
+    int coll = 0;
+    while (coll < DDL_COLL_COUNT && (!collective || strcmp(collective, ddl_coll_names[coll]) != 0))
+        coll++;
+    if (!ddl_comm_is_live(c) || !buf || len == 0 || coll == DDL_COLL_COUNT)
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_choice: %s", !ddl_comm_is_live(c) ? "not a live "
-                         "communicator (destroyed, or never created)" : "no buffer for the answer");
+                         "communicator (destroyed, or never created)" : coll == DDL_COLL_COUNT ? "the collective is "
+                         "none of allreduce, reduce_scatter and allgather" : "no buffer for the answer");
     const ddl_band_t *band;
     ddl_algo_id_t algo;
     const char *why;
-    if (fixed_rule(c, bytes, &band, &algo, &why)) {
+    if (fixed_rule(c, (ddl_coll_t)coll, bytes, &band, &algo, &why)) {
         ddl_candidate_t as = {.algo = algo};
         if (band) {
             as.lane_algo = band->lane_algo;
@@ -206,7 +223,7 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
         ddl_candidate_describe(&as, band ? band->chunk : 0, buf, len);
         return 1;
     }
-    const ddl_online_class_t *k = &c->online->cls[ddl_online_class_of(bytes)];
+    const ddl_online_class_t *k = &c->online[coll].cls[ddl_online_class_of(bytes)];
     if (k->state != DDL_CLASS_DECIDED || k->confirming) { /* a choice's first calls confirm it */
         snprintf(buf, len, "exploring");
         return 0;
@@ -215,17 +232,25 @@ int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
     return 1;
 }
 
-int ddl_select_wants_time(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
+int ddl_comm_choice(const ddl_comm_t *c, size_t bytes, char *buf, size_t len)
 {
-    return call->cand && ddl_online_wants_time(c->online, bytes);
+    return ddl_comm_collective_choice(c, "allreduce", bytes, buf, len);
 }
 
-static void class_range(int cls, char *buf, size_t len)
+int ddl_select_wants_time(const ddl_comm_t *c, const ddl_call_t *call, size_t bytes)
 {
+    return call->cand && ddl_online_wants_time(&c->online[call->coll], bytes);
+}
+
+/* "1048576-2097151 bytes", and for the collectives but the allreduce its
+ * name first ("reduce_scatter of 1048576-2097151 bytes"). */
+static void class_range(ddl_coll_t coll, int cls, char *buf, size_t len)
+{
+    int n = coll == DDL_COLL_ALLREDUCE ? 0 : snprintf(buf, len, "%s of ", ddl_coll_names[coll]);
     if (cls == DDL_ONLINE_CLASSES - 1)
-        snprintf(buf, len, "%zu bytes and more", (size_t)1 << cls);
+        snprintf(buf + n, len - (size_t)n, "%zu bytes and more", (size_t)1 << cls);
     else
-        snprintf(buf, len, "%zu-%zu bytes", (size_t)1 << cls, ((size_t)1 << (cls + 1)) - 1);
+        snprintf(buf + n, len - (size_t)n, "%zu-%zu bytes", (size_t)1 << cls, ((size_t)1 << (cls + 1)) - 1);
 }
 
 /* How a class's times read in a message: from DDL_ONLINE_PER_BYTE_CLASS up
@@ -239,11 +264,11 @@ static const char *times_as(int cls, char *buf, size_t len)
 }
 
 /* A class's choice, or (dim > 0) the algorithm along a multiring dimension. */
-static void log_decision(const ddl_comm_t *c, int cls, int dim)
+static void log_decision(const ddl_comm_t *c, ddl_coll_t coll, int cls, int dim)
 {
-    const ddl_online_class_t *k = &c->online->cls[cls];
+    const ddl_online_class_t *k = &c->online[coll].cls[cls];
     char range[64], chosen[64], timed[512];
-    class_range(cls, range, sizeof(range));
+    class_range(coll, cls, range, sizeof(range));
     if (dim)
         snprintf(chosen, sizeof(chosen), "multiring dimension %d: %s", dim,
                  ddl_dim_algo_names[k->cand[k->chosen].dim_algo[dim]]);
@@ -276,20 +301,21 @@ static void save(const ddl_comm_t *c)
     for (int d = 0; d < DDL_GRID_MAX_DIMS; d++)
         if (m->measured[d])
             ddl_tuning_write_link(f, d, &m->link[d]);
-    ddl_online_write(c->online, f);
+    ddl_online_write(&c->online[DDL_COLL_ALLREDUCE], f); /* a tuning file's bands are the allreduce's */
     if (fclose(f) != 0 || rename(tmp, c->save_path) != 0) {
         DDL_LOG(DDL_LOG_WARN, DDL_SUBSYS_COLL, "DDL_TUNING_SAVE: cannot write %s: %s", c->save_path, strerror(errno));
         unlink(tmp);
     }
 }
 
-/* A call of `bytes` that online selection chose: its time on this rank
- * (negative: not timed) and its chunk (0: none) into the class, and the
- * agreement and decision that may follow. */
-static ddl_status_t record(ddl_comm_t *c, size_t bytes, double seconds, size_t chunk)
+/* A call of `bytes` of collective coll that online selection chose: its
+ * time on this rank (negative: not timed) and its chunk (0: none) into the
+ * class, and the agreement and decision that may follow. */
+static ddl_status_t record(ddl_comm_t *c, ddl_coll_t coll, size_t bytes, double seconds, size_t chunk)
 {
+    ddl_online_t *o = &c->online[coll];
     double v[DDL_ONLINE_MAX_CANDIDATES];
-    int n = ddl_online_observe(c->online, bytes, seconds, chunk, v);
+    int n = ddl_online_observe(o, bytes, seconds, chunk, v);
     if (n == 0)
         return DDL_OK;
     /* Only the owners' times count: a lane call ends for its owner at the
@@ -303,35 +329,35 @@ static ddl_status_t record(ddl_comm_t *c, size_t bytes, double seconds, size_t c
     if (st != DDL_OK)
         return ddl_comm_fail(c, ddl_fail(st, "online selection: %s", ddl_last_error()));
     int cls = ddl_online_class_of(bytes);
-    double before = c->online->cls[cls].reference;
-    ddl_online_outcome_t out = ddl_online_settle(c->online, bytes, v);
+    double before = o->cls[cls].reference;
+    ddl_online_outcome_t out = ddl_online_settle(o, bytes, v);
     if (c->info.rank != 0)
         return DDL_OK;
-    int dim = c->online->cls[cls].dim_decided;
+    int dim = o->cls[cls].dim_decided;
     if ((out == DDL_ONLINE_DIMENSION || out == DDL_ONLINE_DECIDED) && dim)
-        log_decision(c, cls, dim);
+        log_decision(c, coll, cls, dim);
     if (out == DDL_ONLINE_DECIDED) {
         if (!dim)
-            log_decision(c, cls, 0);
-        if (c->save_path[0])
+            log_decision(c, coll, cls, 0);
+        if (c->save_path[0] && coll == DDL_COLL_ALLREDUCE)
             save(c);
     } else if (out == DDL_ONLINE_SWITCHED || out == DDL_ONLINE_CONFIRMED) {
-        const ddl_online_class_t *k = &c->online->cls[cls];
+        const ddl_online_class_t *k = &o->cls[cls];
         int won = out == DDL_ONLINE_CONFIRMED;
         char range[64], winner[64], loser[64];
-        class_range(cls, range, sizeof(range));
+        class_range(coll, cls, range, sizeof(range));
         ddl_online_describe(k, k->chosen, winner, sizeof(winner));
         ddl_online_describe(k, k->rival, loser, sizeof(loser)); /* after the duel: the other one */
         char as[64];
         DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s %s %s: the middle of its %d calls %.1f us against %.1f us "
                  "(the two in turn%s)", range, winner, won ? "confirmed against" : "instead of", loser,
                  DDL_ONLINE_RECENT, v[won ? 0 : 1] * 1e6, v[won ? 1 : 0] * 1e6, times_as(cls, as, sizeof(as)));
-        if (!won && c->save_path[0])
+        if (!won && c->save_path[0] && coll == DDL_COLL_ALLREDUCE)
             save(c);
     } else if (out == DDL_ONLINE_DRIFTED || out == DDL_ONLINE_FASTER) {
         char range[64], chosen[64], as[64];
-        class_range(cls, range, sizeof(range));
-        ddl_online_describe(&c->online->cls[cls], c->online->cls[cls].chosen, chosen, sizeof(chosen));
+        class_range(coll, cls, range, sizeof(range));
+        ddl_online_describe(&o->cls[cls], o->cls[cls].chosen, chosen, sizeof(chosen));
         DDL_INFO(DDL_SUBSYS_COLL, "online selection, %s: %s now takes %.1f us against %.1f us when chosen "
                  "(DDL_SELECT_DRIFT=%d%%%s): %s", range, chosen, v[0] * 1e6, before * 1e6, c->set.select_drift,
                  times_as(cls, as, sizeof(as)),
@@ -349,18 +375,24 @@ ddl_status_t ddl_select_record(ddl_comm_t *c, const ddl_call_t *call, size_t byt
     if (!call->cand || st != DDL_OK)
         return st;
     int nodes = c->info.nnodes > 1 && call->cand->algo != DDL_ALGO_MPI;
-    return record(c, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0);
+    return record(c, call->coll, bytes, seconds, nodes ? (size_t)call->plan.chunk : 0);
 }
 
-ddl_status_t ddl_select_replay(ddl_comm_t *c, int cls)
+int ddl_select_owner_class(ddl_coll_t coll, size_t bytes)
 {
-    if (cls < 0)
+    return (int)coll * DDL_ONLINE_CLASSES + ddl_online_class_of(bytes);
+}
+
+ddl_status_t ddl_select_replay(ddl_comm_t *c, int owner_class)
+{
+    if (owner_class < 0)
         return DDL_OK;
-    size_t bytes = (size_t)1 << cls; /* the class's smallest size: all its calls choose alike */
-    online_candidate(c, bytes);
+    ddl_coll_t coll = (ddl_coll_t)(owner_class / DDL_ONLINE_CLASSES);
+    size_t bytes = (size_t)1 << (owner_class % DDL_ONLINE_CLASSES); /* the class's smallest size: all its calls choose alike */
+    online_candidate(c, coll, bytes);
     /* Its own times count for nothing (only the owners' do), but the calls
      * that time must be timed on every rank alike. */
-    return record(c, bytes, ddl_online_wants_time(c->online, bytes) ? 0 : -1, 0);
+    return record(c, coll, bytes, ddl_online_wants_time(&c->online[coll], bytes) ? 0 : -1, 0);
 }
 
 /* Online selection's chunk candidates: half or twice the chunk, in whole 4 KiB

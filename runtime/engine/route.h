@@ -34,9 +34,13 @@ ddl_status_t ddl_route_lane(struct ddl_comm *c, ddl_call_t *call, int multiring)
  * the ranks that choose).  Returns st, or the agreement's failure. */
 ddl_status_t ddl_select_record(struct ddl_comm *c, const ddl_call_t *call, size_t bytes, double seconds,
                                ddl_status_t st);
-/* A collective-mode helper's record of the call its owner recorded in size
- * class cls (-1: none): the same bookkeeping and agreements, with no time of
- * its own. */
-ddl_status_t ddl_select_replay(struct ddl_comm *c, int cls);
+/* What an owner tells its collective-mode helpers it recorded (its doorbell
+ * carries it, ddl_node_ring_outcome): a call of `bytes` of collective coll,
+ * one number per collective and size class. */
+int ddl_select_owner_class(ddl_coll_t coll, size_t bytes);
+/* A collective-mode helper's record of the call its owner recorded
+ * (ddl_select_owner_class; -1: none): the same bookkeeping and agreements,
+ * with no time of its own. */
+ddl_status_t ddl_select_replay(struct ddl_comm *c, int owner_class);
 
 #endif

@@ -526,7 +526,7 @@ ddl_status_t ddl_comm_create(MPI_Comm comm, const ddl_config_t *cfg, ddl_comm_t 
         return ddl_error(DDL_ERR_INVALID_ARG, "ddl_comm_create: cfg and out must not be NULL");
     *out = NULL;
     ddl_comm_t *c = calloc(1, sizeof(*c));
-    if (c && !(c->online = calloc(1, sizeof(*c->online)))) {
+    if (c && !(c->online = calloc(DDL_COLL_COUNT, sizeof(*c->online)))) {
         free(c);
         c = NULL;
     }

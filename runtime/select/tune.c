@@ -151,12 +151,13 @@ ddl_status_t ddl_tune_measure_model(ddl_comm_t *c)
 
 void ddl_tune_set_rounds(ddl_comm_t *c, int rounds)
 {
-    c->online->job.rounds = rounds;
+    for (int coll = 0; coll < DDL_COLL_COUNT; coll++)
+        c->online[coll].job.rounds = rounds;
 }
 
 static const ddl_online_class_t *class_of(const ddl_comm_t *c, size_t bytes)
 {
-    return &c->online->cls[ddl_online_class_of(bytes)];
+    return &c->online[DDL_COLL_ALLREDUCE].cls[ddl_online_class_of(bytes)];
 }
 
 ddl_tune_state_t ddl_tune_state(const ddl_comm_t *c, size_t bytes)

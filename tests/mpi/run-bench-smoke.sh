@@ -127,6 +127,8 @@ rows = d["results"]
 assert [r["size"] for r in rows] == [1000, 1026048], [r["size"] for r in rows]  # whole blocks: 1002 B is 501 elements, 500 of them 4 blocks
 for r in rows:
     assert r["count"] * 2 == r["size"] and r["redop"] == ("none" if coll == "allgather" else "sum"), r
+    # The collective's own choice for the size (its classes: ddl_comm_collective_choice).
+    assert r["choice"] == "exploring" or r["choice"].startswith(("mpi", "lane")), r
     for key in ("out_of_place", "in_place", "mpi"):
         t = r[key]
         assert t["time"] > 0 and abs(t["busbw"] - t["algbw"] * 3 / 4) <= 1e-4 + 1e-3 * t["algbw"], (key, t)  # 4 decimals

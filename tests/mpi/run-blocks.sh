@@ -16,7 +16,7 @@ layouts="
 1 2 2 serve      DDL_ALGO=lane
 3 1 2 collective DDL_ALGO=lane:DDL_INFLIGHT=4:DDL_TEST_QUICK=1
 2 2 2 serve      DDL_ALGO=lane:DDL_TEST_QUICK=1
-2 2 1 collective DDL_ALGO=auto:DDL_TEST_QUICK=1
+2 1 2 collective DDL_ALGO=auto:DDL_TEST_QUICK=1
 3 2 1 serve      DDL_ALGO=mpi:DDL_TEST_QUICK=1
 "
 # The sanitizer build (DDL_TEST_QUICK) runs three: the lanes on one node and

@@ -13,11 +13,11 @@ dir=$(mktemp -d)
 sizes="-b 8 -e 1M -f 8" # 8 B to 256 KiB: 6 sizes, 6 classes
 nsizes=6
 
-run_bench() { # LOG ENV... : ddl-bench on 4 ranks, results checked
+run_bench() { # LOG ENV... : ddl-bench on 4 ranks (and $bench_args), results checked
     local log=$1
     shift
     env "$@" DDL_DEBUG=INFO DDL_DEBUG_SUBSYS=COLL DDL_TIMEOUT=60 timeout 300 $MPIRUN -n 4 "$top_builddir/ddl-bench" \
-        $sizes -n 12 -w 2 -o all > "$log" 2>&1 && grep -q '^# Out of bounds values : 0 OK' "$log"
+        $sizes -n 12 -w 2 -o all ${bench_args:-} > "$log" 2>&1 && grep -q '^# Out of bounds values : 0 OK' "$log"
 }
 
 for layout in "2 2 collective" "2 2 serve" "0 1 collective"; do
@@ -128,6 +128,28 @@ for mode in collective serve; do
         fail "ddl-tune, $mode: $progress progress lines, ${timings:-0} timing lines (expected $nsizes)"
         cat "$dir/tune.log" "$tune"; grep -i "online\|error" "$dir/tuned.log" | head
     fi
+done
+
+# The reduce-scatter and the allgather choose online too, in size classes of
+# their own (the lanes, the system MPI's collective and the chunks), in both
+# helper modes: every size decided and named with its collective, results right.
+for coll in reduce_scatter allgather; do
+    for mode in collective serve; do
+        log="$dir/$coll-$mode.log"
+        if bench_args="--coll $coll" run_bench "$log" DDL_NODE_SIZE=2 DDL_LANES=2 DDL_HELPERS=$mode; then
+            pass "$coll, $mode: every result right while exploring and after"
+        else
+            fail "$coll, $mode: ddl-bench failed or reported wrong values"; tail -20 "$log"
+        fi
+        classes=$(grep "DDL INFO online selection, $coll of .* bytes: .* (the slowest rank's best of .* mpi " "$log" |
+            sed 's/.* of \([0-9]*\)-.*/\1/' | sort -u | wc -l)
+        if [ "$classes" -eq $nsizes ] && ! grep -q "DDL INFO online selection, [0-9]" "$log"; then
+            pass "$coll, $mode: $nsizes size classes of its own decided online (the lanes against the system MPI)"
+        else
+            fail "$coll, $mode: $classes classes decided (expected $nsizes), or the allreduce's classes used"
+            grep "online selection" "$log"
+        fi
+    done
 done
 
 # DDL_SELECT=model: the fixed crossover, no exploration.
