@@ -240,13 +240,16 @@ def run(args):
     forward_backward = statistics.median(trainers[0].compute_only(*data()) for _ in range(args.compute_steps))
     cpu1 = host_cpu()
     compute_busy = (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1])
+    comm.reset_stats()
     for i in range(args.steps):
         x, y = data()
         for t in trainers[i % len(trainers):] + trainers[:i % len(trainers)]:
             loss = t.step(x, y)
             dist.all_reduce(loss)
             t.losses.append(loss.item() / world)
-
+    # Where the lanes' bucket calls spent their time (the hook's and the
+    # backend's copies share the communicator): this owner's phases.
+    phases = comm.phases()
     numel = sum(p.numel() for p in trainers[0].ddp.module.parameters())
     buckets = [post[1] for post in trainers[1].posts[-1]]  # the last step's, float32
     alone = {"gloo": comm_alone(buckets, dist.all_reduce),
@@ -278,9 +281,11 @@ def run(args):
     worst = max(abs(a - b) / max(1.0, abs(a)) for h in result["hooks"].values() for a, b in
                 zip(g["losses"], h["losses"]))
     same_copies = all(torch.equal(trainers[0].params(), t.params()) for t in trainers[1:])
+    calls = phases["copy in"][1]
+    per_call = {name: s / calls * 1e3 for name, (s, _) in phases.items() if calls and name != "early"}
     result.update(speedup=g["step_median_s"] / d["step_median_s"], loss_difference=worst,
                   compute_host_busy_share=compute_busy,
-                  copies_identical=same_copies)
+                  copies_identical=same_copies, lane_calls=calls, lane_phases_ms_per_call=per_call)
     if "backend" in result["hooks"]:
         b = result["hooks"]["backend"]
         result.update(backend_speedup=g["step_median_s"] / b["step_median_s"],
@@ -309,6 +314,9 @@ def run(args):
                 print(f"{args.model:12s} {name} buckets (ms into the step: handed over, done, ran for, alone's rate would take): " +
                       "; ".join(f"{r['handed_ms']:.0f} {r['done_ms']:.0f} {r['ran_ms']:.1f} {r['bytes'] * rate:.1f}" for r in rows),
                       flush=True)
+        if calls:
+            print(f"{args.model:12s} ddl lane calls in the timed steps ({calls}, hook and backend), rank 0's ms per call: " +
+                  ", ".join(f"{name} {ms:.2f}" for name, ms in per_call.items()), flush=True)
         print(f"{args.model:12s} ddl vs gloo: {result['speedup']:.2f}x; losses differ by at most {worst:.1e} "
               f"(relative) over {args.steps} steps; final parameters of the two copies "
               f"{'bit-identical' if same_copies else 'differ'}{'' if ok else '  <- FAILED'}", flush=True)

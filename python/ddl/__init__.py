@@ -55,6 +55,10 @@ class _Config(ctypes.Structure):
                 ("node_size", ctypes.c_int), ("helper_mode", ctypes.c_int)]
 
 
+class _Phase(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("seconds", ctypes.c_double), ("calls", ctypes.c_ulonglong)]
+
+
 class _Info(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int) for name in (
         "rank", "size", "node", "nnodes", "local_rank", "local_size", "gpu", "gpus_per_node",
@@ -243,6 +247,27 @@ class Comm:
             stream = torch.cuda.current_stream(buf.device).cuda_stream
         return (ctypes.c_void_p(ptr), ctypes.c_void_p(optr), count, dtype, OPS[op], mem, ctypes.c_void_p(stream),
                 target)
+
+    def phases(self):
+        """Where this rank's lane calls spent their time since the communicator
+        began or reset_stats(): {phase: (seconds, calls)}, in the order of
+        ddl_comm_phases ("copy in", "node barrier", "signatures", "reduce and
+        exchange", ..., "queued", "start", "early")."""
+        fn = _load().ddl_comm_phases
+        fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Phase), ctypes.c_int]
+        fn.restype = ctypes.c_int
+        out = (_Phase * 32)()
+        n = fn(self._handle, out, len(out))
+        if n < 0:
+            _check(n)
+        return {out[i].name.decode(): (out[i].seconds, out[i].calls) for i in range(n)}
+
+    def reset_stats(self):
+        """Starts the traffic and phase counters again (ddl_comm_stats_reset)."""
+        fn = _load().ddl_comm_stats_reset
+        fn.argtypes = [ctypes.c_void_p]
+        fn.restype = None
+        fn(self._handle)
 
     def choice(self, nbytes, collective="allreduce"):
         """How a collective ("allreduce", "reduce_scatter" or "allgather") of
