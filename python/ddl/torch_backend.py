@@ -82,12 +82,17 @@ class _Work(Work):
     group's C++ callers (DDP's reducer, its parameter check) get torch's own
     Work, whose future (which DDP reads) does raise."""
 
-    def __init__(self, fut):
+    def __init__(self, fut, request_fut):
         super().__init__()
         self._fut = fut
+        self._request_fut = request_fut
 
     def wait(self, timeout=None):
-        self._fut.wait()  # raises the collective's error
+        # The request's own future first: it raises the library's DDLError as
+        # it is, where the chained one wraps it in a RuntimeError ("Got the
+        # following error when running the callback: ...").
+        self._request_fut.wait()
+        self._fut.wait()
         return True
 
     def is_completed(self):
@@ -152,7 +157,7 @@ class ProcessGroupDDL(dist.ProcessGroup):
         fut = torch.futures.Future()
         self._completer.add(request, fut)
         result = fut.then(lambda f: (f.value(), then(f))[1])
-        return _Work(result) if _python_caller() else _create_work_from_future(result)
+        return _Work(result, fut) if _python_caller() else _create_work_from_future(result)
 
     # -- on the lanes -------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "mpi_types.h"
+#include "mpi_watch.h"
 #include "paths.h"
 #include "reduce.h"
 
@@ -44,7 +45,10 @@ static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
     char *recv = call->recvbuf;
     int avg = call->op == DDL_REDOP_AVG;
     if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX && !overlap(send, p * count * esize, recv, count * esize)) {
-        if (MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners) != MPI_SUCCESS)
+        ddl_mpi_watch_enter(c, "MPI_Reduce_scatter_block");
+        int rc = MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners);
+        ddl_mpi_watch_leave(c);
+        if (rc != MPI_SUCCESS)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
         if (avg)
             ddl_avg_finish(recv, count, call->dtype, c->info.owner_size);
@@ -61,7 +65,10 @@ static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
             st = ddl_blocks_copy(c, call, packed + b * n * esize, send + (b * count + d) * esize, n * esize);
         if (st != DDL_OK)
             break;
-        if (MPI_Reduce_scatter_block(packed, result, (int)n, type, mop, c->owners) != MPI_SUCCESS)
+        ddl_mpi_watch_enter(c, "MPI_Reduce_scatter_block");
+        int rc = MPI_Reduce_scatter_block(packed, result, (int)n, type, mop, c->owners);
+        ddl_mpi_watch_leave(c);
+        if (rc != MPI_SUCCESS)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
         if (avg)
             ddl_avg_finish(result, n, call->dtype, c->info.owner_size);
@@ -78,8 +85,10 @@ static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
     char *recv = call->recvbuf, *mine = recv + (size_t)c->info.owner_rank * count * esize;
     if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX &&
         (send == mine || !overlap(send, count * esize, recv, p * count * esize))) {
-        if (MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners) !=
-            MPI_SUCCESS)
+        ddl_mpi_watch_enter(c, "MPI_Allgather");
+        int rc = MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners);
+        ddl_mpi_watch_leave(c);
+        if (rc != MPI_SUCCESS)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
         return DDL_OK;
     }
@@ -93,7 +102,10 @@ static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
         /* before any block of recv is written */
         if ((st = ddl_blocks_copy(c, call, own, send + d * esize, n * esize)) != DDL_OK)
             break;
-        if (MPI_Allgather(own, (int)n, type, packed, (int)n, type, c->owners) != MPI_SUCCESS)
+        ddl_mpi_watch_enter(c, "MPI_Allgather");
+        int rc = MPI_Allgather(own, (int)n, type, packed, (int)n, type, c->owners);
+        ddl_mpi_watch_leave(c);
+        if (rc != MPI_SUCCESS)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
         for (size_t b = 0; b < p && st == DDL_OK; b++)
             st = ddl_blocks_copy(c, call, recv + (b * count + d) * esize, packed + b * n * esize, n * esize);

@@ -13,6 +13,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "mpi_types.h"
+#include "mpi_watch.h"
 #include "node.h"
 #include "paths.h"
 #include "reduce.h"
@@ -29,7 +30,9 @@ static ddl_status_t mpi_host(const void *sendbuf, void *recvbuf, size_t count, d
     for (size_t done = 0; done < count;) {
         size_t n = count - done < (1u << 30) ? count - done : (1u << 30);
         const void *s = sendbuf == recvbuf ? MPI_IN_PLACE : (const char *)sendbuf + done * esize;
+        ddl_mpi_watch_enter(c, "MPI_Allreduce");
         int rc = MPI_Allreduce(s, (char *)recvbuf + done * esize, (int)n, type, mop, c->owners);
+        ddl_mpi_watch_leave(c);
         if (rc != MPI_SUCCESS)
             return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allreduce"));
         done += n;

@@ -91,6 +91,8 @@ struct ddl_comm {
     uint32_t seq;                /* calls so far, count 0 included: the signature's call number */
     bool broken;                 /* a collective failed: later calls fail at once */
     ddl_mpi_failure_t mpi_failure; /* the first failed MPI call on its communicators (mpi_errors.h) */
+    struct ddl_mpi_watch *mpi_watch; /* the deadline of the blocking system MPI collectives (mpi_watch.h) */
+    bool mpi_watch_failed;       /* its thread could not start: calls go unwatched */
     MPI_Errhandler app_errors;   /* the caller's communicator's error handler, for owners_app */
     char broken_why[256];        /* the message of the failure that broke it */
     struct ddl_engine *engine;   /* posted requests and the progress thread (engine.c); kept after

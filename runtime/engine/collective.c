@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "gpu.h"
 #include "log.h"
+#include "mpi_watch.h"
 #include "paths.h"
 #include "route.h"
 #include "trace.h"
@@ -107,7 +108,9 @@ static ddl_status_t check_same_args(int coll, int64_t count, ddl_dtype_t dtype, 
     int64_t mine[4] = {count, dtype, op, coll}, *all = malloc(sizeof(mine) * (size_t)size);
     if (!all)
         return ddl_error(DDL_ERR_NO_MEMORY, "DDL_CHECK: out of memory");
+    ddl_mpi_watch_enter(c, "MPI_Allgather of DDL_CHECK");
     MPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, comm);
+    ddl_mpi_watch_leave(c);
     ddl_status_t st = DDL_OK;
     for (int r = 1; r < size && st == DDL_OK; r++) {
         const int64_t *a = &all[0], *b = &all[4 * r];

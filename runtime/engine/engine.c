@@ -171,7 +171,8 @@ static void start_thread(ddl_engine_t *e)
  * request posted just before the wait starts without waking another thread
  * (on a busy host, a scheduling delay).  While another thread runs one it
  * sleeps until that run ends.  Every wait inside a call has DDL_TIMEOUT, so
- * the runner always comes back. */
+ * the runner always comes back (a blocking system MPI collective, which has
+ * none, ends the job after it instead: core/mpi_watch.h). */
 static void wait_step(ddl_engine_t *e)
 {
     if (e->head && take_runner(e))

@@ -20,6 +20,7 @@
 #include "inter.h"
 #include "lanemap.h"
 #include "mpi_errors.h"
+#include "mpi_watch.h"
 #include "online.h"
 #include "paths.h"
 #include "log.h"
@@ -101,6 +102,7 @@ static void free_comm(MPI_Comm *comm)
 /* Free everything the communicator holds but its struct. */
 static void release(ddl_comm_t *c)
 {
+    ddl_mpi_watch_stop(c);
     ddl_gpu_comm_release(c); /* before the staging buffers and the lane communicator go */
     free(c->bounce);
     ddl_owners_exchange_free(c->owners_x);

@@ -34,6 +34,23 @@ for helpers in collective serve; do
     fi
 done
 
+# A stalled peer under the "ddl" backend (tests/python/test_backend_fail.py,
+# 2 nodes x 1 GPU x 2 lanes, serve-mode helpers): the waiting rank's work
+# raises ddl.DDLError with the library's deadline message, and the job ends
+# (the late rank raises too, or the watch of the system MPI's collectives
+# ends the job) well before the test's own timeout.
+start=$(date +%s)
+out=$(DDL_TIMEOUT=4 DDL_LANES=2 DDL_NODE_SIZE=2 DDL_HELPERS=serve MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + $$ % 400)) \
+      timeout 120 $MPIRUN -n 4 $PY -W ignore "$top_srcdir/tests/python/test_backend_fail.py" 2>&1 < /dev/null)
+took=$(( $(date +%s) - start ))
+if grep -q "^stall: rank 0 raised after [0-9.]* s: timed out: .*(DDL_TIMEOUT)" <<< "$out" &&
+        grep -q "^stall: rank 1 raised after\|^ddl: rank 2: the system MPI_Allreduce timed out after" <<< "$out" &&
+        [ "$took" -lt 60 ]; then
+    pass "the ddl backend with a stalled peer: $(grep -o 'rank 0 raised after [0-9.]* s' <<< "$out") with the library's message; the job ended in $took s"
+else
+    fail "the ddl backend with a stalled peer (took $took s)"; echo "$out" | grep -v "^  /\|^    " | tail -15
+fi
+
 cluster=$top_srcdir/tests/slurm/cluster.sh
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null || [ ! -f "$top_builddir/.libs/spank_ddl.so" ]; then
     echo "the DDP comparison needs root, Slurm and the built plugin: not run"
