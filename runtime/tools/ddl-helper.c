@@ -61,6 +61,14 @@ static int follow_owner(void)
     return 1;
 }
 
+/* After its owner's collective failed, a helper that follows its owner gives
+ * the owner this long to see the error (a torch program gets it as an
+ * exception, and may print it, save its state, or end) before it ends the
+ * job: an abort at once raced the owner's own report, and waiting for good
+ * would hold the step open if the owner's MPI_Finalize waits for this rank.
+ * The owner's end ends the helper sooner, with status 0 (watch_owner). */
+#define OWNER_GRACE_S 10
+
 /* The owners never created a communicator: the application does not use DDL
  * (or is not an MPI program).  Leave instead of holding the step open. */
 static void no_owners(int sig)
@@ -101,7 +109,8 @@ int main(int argc, char **argv)
     }
     /* A helper that follows its owner waits as long as the owner runs (a long
      * step that does not use DDL must not fail); otherwise the wait is bounded. */
-    if (!follow_owner()) {
+    int watched = follow_owner();
+    if (!watched) {
         unsigned timeout = (unsigned)ddl_double_to_ll(ceil(seconds), 1, UINT_MAX);
         signal(SIGALRM, no_owners);
         alarm(timeout);
@@ -133,6 +142,11 @@ int main(int argc, char **argv)
     st = ddl_serve(comm);
     if (st != DDL_OK) {
         fprintf(stderr, "ddl-helper: rank %d: %s: %s\n", info.rank, ddl_status_string(st), ddl_last_error());
+        if (watched) {
+            atomic_store(&serving, 0); /* its owner's end is no news now */
+            fflush(stderr);
+            sleep(OWNER_GRACE_S);
+        }
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     ddl_comm_destroy(comm);

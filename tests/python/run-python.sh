@@ -99,6 +99,18 @@ if [ $rc -eq 0 ] && grep -q "^backend: [0-9]* checks, 0 failures" <<< "$out"; th
 else
     fail "the ddl torch backend: exit $rc"; echo "$out" | tail -25
 fi
+# The same stall under srun, helpers running ddl-helper: the owner sees the
+# exception before its helper, after a grace, ends the step (ddl-helper(1)).
+start=$(date +%s)
+out=$(DDL_TIMEOUT=4 timeout 120 srun -N2 --gpus-per-node=1 --ddl-lanes=2 $PY -W ignore \
+      "$top_srcdir/tests/python/test_backend_fail.py" 2>&1)
+took=$(( $(date +%s) - start ))
+if grep -q "^stall: rank 0 raised after [0-9.]* s: timed out: .*(DDL_TIMEOUT)" <<< "$out" &&
+        grep -q "^ddl-helper: rank 1: peer failed" <<< "$out" && [ "$took" -lt 60 ]; then
+    pass "srun: the ddl backend with a stalled peer: the owner's exception, then the helper ends the step ($took s)"
+else
+    fail "srun: the ddl backend with a stalled peer (took $took s)"; echo "$out" | grep -v "^  /\|^    " | tail -15
+fi
 rm -rf "$dir"
 [ "$(shm_segments)" = "$before" ] && pass "/dev/shm clean" || fail "segments left in /dev/shm: $(shm_segments)"
 finish

@@ -14,7 +14,8 @@ R raised after S s: MESSAGE" per rank that raised.
 Under mpirun with DDL_LANES: the owners are every DDL_LANES-th rank and the
 helpers serve in this program (so their end does not race the owners');
 under srun --ddl-lanes the helpers run ddl-helper, which ends the step once
-its owner's communicator has failed.
+its owner's communicator has failed, after a grace that lets the owner see
+its exception first.
 """
 import os
 import sys
