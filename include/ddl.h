@@ -166,10 +166,12 @@ ddl_status_t ddl_iallreduce_stream(const void *sendbuf, void *recvbuf, int64_t c
  * In place as NCCL's: recvbuf = sendbuf + r x recvcount for the
  * reduce-scatter, sendbuf = recvbuf + r x sendcount (or DDL_IN_PLACE) for
  * the allgather; other overlaps are undefined.  Host or device memory (both
- * buffers of a rank the same kind), as ddl_allreduce without a stream: the
- * call waits for the device's queued work first, and device buffers are
- * staged through host memory, where the lanes work.  In collective mode
- * helpers call them too, with the same count, dtype and op. */
+ * buffers of a rank the same kind), as ddl_allreduce: without a stream the
+ * call waits for the device's queued work first; the _stream forms state the
+ * memory and take a stream, as ddl_allreduce_stream and
+ * ddl_iallreduce_stream do.  Device buffers are staged through host memory,
+ * where the lanes work.  In collective mode helpers call them too, with the
+ * same count, dtype and op. */
 ddl_status_t ddl_reduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
                                 ddl_redop_t op, ddl_comm_t *comm);
 ddl_status_t ddl_ireduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
@@ -178,6 +180,15 @@ ddl_status_t ddl_allgather(const void *sendbuf, void *recvbuf, int64_t sendcount
                            ddl_comm_t *comm);
 ddl_status_t ddl_iallgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
                             ddl_comm_t *comm, ddl_request_t **req);
+ddl_status_t ddl_reduce_scatter_stream(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                       ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *comm);
+ddl_status_t ddl_ireduce_scatter_stream(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                        ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *comm,
+                                        ddl_request_t **req);
+ddl_status_t ddl_allgather_stream(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
+                                  ddl_memory_t mem, void *stream, ddl_comm_t *comm);
+ddl_status_t ddl_iallgather_stream(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
+                                   ddl_memory_t mem, void *stream, ddl_comm_t *comm, ddl_request_t **req);
 /* *done = 1 and the request's status once it has completed (its error message
  * becomes this thread's ddl_last_error); *done = 0 and DDL_OK before. */
 ddl_status_t ddl_test(ddl_request_t *req, int *done);

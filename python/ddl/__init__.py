@@ -123,6 +123,10 @@ def _load():
         "ddl_reduce_scatter": [vp, vp, ci, i, i, vp],
         "ddl_ireduce_scatter": [vp, vp, ci, i, i, vp, ctypes.POINTER(vp)],
         "ddl_allgather": [vp, vp, ci, i, vp], "ddl_iallgather": [vp, vp, ci, i, vp, ctypes.POINTER(vp)],
+        "ddl_reduce_scatter_stream": [vp, vp, ci, i, i, i, vp, vp],
+        "ddl_ireduce_scatter_stream": [vp, vp, ci, i, i, i, vp, vp, ctypes.POINTER(vp)],
+        "ddl_allgather_stream": [vp, vp, ci, i, i, vp, vp],
+        "ddl_iallgather_stream": [vp, vp, ci, i, i, vp, vp, ctypes.POINTER(vp)],
     }.items():
         fn = getattr(lib, name)
         fn.argtypes = args
@@ -178,6 +182,16 @@ def _buffer(obj):
     if name not in DTYPES:
         raise TypeError(f"ddl: type {name} is not supported (supported: {', '.join(DTYPES)})")
     return ptr, count, DTYPES[name], mem
+
+
+def _stream_of(buf, mem):
+    """The stream a call on buf is ordered after: a device tensor's current
+    stream (its work queued there comes first); None otherwise."""
+    if mem != _MEM_DEVICE:
+        return ctypes.c_void_p(None)
+    import torch
+
+    return ctypes.c_void_p(torch.cuda.current_stream(buf.device).cuda_stream)
 
 
 def _itemsize(obj):
@@ -240,12 +254,7 @@ class Comm:
             target = out
         else:
             optr = ptr
-        stream = None
-        if mem == _MEM_DEVICE:  # ordered after the work queued on the tensor's current stream
-            import torch
-
-            stream = torch.cuda.current_stream(buf.device).cuda_stream
-        return (ctypes.c_void_p(ptr), ctypes.c_void_p(optr), count, dtype, OPS[op], mem, ctypes.c_void_p(stream),
+        return (ctypes.c_void_p(ptr), ctypes.c_void_p(optr), count, dtype, OPS[op], mem, _stream_of(buf, mem),
                 target)
 
     def phases(self):
@@ -305,7 +314,8 @@ class Comm:
         return Request(req, target, (buf, out))
 
     def _blocks(self, name, send, recv, op):
-        """The arguments of a reduce-scatter or allgather: (send, recv, count per block, dtype, op).
+        """The arguments of a reduce-scatter or allgather: (send, recv, count
+        per block, dtype, op, memory, stream).
 
         Bad arguments raise ValueError or TypeError here, after this rank took
         its part in the call as one that refuses it (a NULL recvbuf: the
@@ -329,7 +339,7 @@ class Comm:
         if problem is not None:
             self._refuse(name, sdtype)
             raise problem
-        return ctypes.c_void_p(sptr), ctypes.c_void_p(rptr), count, sdtype, OPS[op]
+        return ctypes.c_void_p(sptr), ctypes.c_void_p(rptr), count, sdtype, OPS[op], smem, _stream_of(send, smem)
 
     def _refuse(self, name, dtype):
         """Take part in the call as a refusal (it fails on every rank)."""
@@ -341,28 +351,28 @@ class Comm:
 
     def reduce_scatter(self, send, recv, op="sum"):
         """Reduce every owner's send (owner_size blocks) and keep block owner_rank in recv."""
-        s, r, count, dtype, op_code = self._blocks("reduce_scatter", send, recv, op)
-        _check(_load().ddl_reduce_scatter(s, r, count, dtype, op_code, self._handle))
+        args = self._blocks("reduce_scatter", send, recv, op)
+        _check(_load().ddl_reduce_scatter_stream(*args, self._handle))
         return recv
 
     def reduce_scatter_async(self, send, recv, op="sum"):
         """reduce_scatter as a Request (queued with the allreduces, in one order)."""
-        s, r, count, dtype, op_code = self._blocks("reduce_scatter", send, recv, op)
+        args = self._blocks("reduce_scatter", send, recv, op)
         req = ctypes.c_void_p()
-        _check(_load().ddl_ireduce_scatter(s, r, count, dtype, op_code, self._handle, ctypes.byref(req)))
+        _check(_load().ddl_ireduce_scatter_stream(*args, self._handle, ctypes.byref(req)))
         return Request(req, recv, (send, recv))
 
     def allgather(self, send, recv):
         """Every owner's send into recv (owner_size blocks, in owner order)."""
-        s, r, count, dtype, _ = self._blocks("allgather", send, recv, "sum")
-        _check(_load().ddl_allgather(s, r, count, dtype, self._handle))
+        s, r, count, dtype, _, mem, stream = self._blocks("allgather", send, recv, "sum")
+        _check(_load().ddl_allgather_stream(s, r, count, dtype, mem, stream, self._handle))
         return recv
 
     def allgather_async(self, send, recv):
         """allgather as a Request."""
-        s, r, count, dtype, _ = self._blocks("allgather", send, recv, "sum")
+        s, r, count, dtype, _, mem, stream = self._blocks("allgather", send, recv, "sum")
         req = ctypes.c_void_p()
-        _check(_load().ddl_iallgather(s, r, count, dtype, self._handle, ctypes.byref(req)))
+        _check(_load().ddl_iallgather_stream(s, r, count, dtype, mem, stream, self._handle, ctypes.byref(req)))
         return Request(req, recv, (send, recv))
 
     def serve(self):

@@ -332,32 +332,57 @@ ddl_status_t ddl_allreduce(const void *sendbuf, void *recvbuf, int64_t count, dd
     return ddl_allreduce_stream(sendbuf, recvbuf, count, dtype, op, DDL_MEM_AUTO, NULL, c);
 }
 
+ddl_status_t ddl_reduce_scatter_stream(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                       ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c)
+{
+    call_args_t a = {DDL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, mem, stream};
+    return run_blocking(&a, c);
+}
+
 ddl_status_t ddl_reduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
                                 ddl_redop_t op, ddl_comm_t *c)
 {
-    call_args_t a = {DDL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, DDL_MEM_AUTO, NULL};
-    return run_blocking(&a, c);
+    return ddl_reduce_scatter_stream(sendbuf, recvbuf, recvcount, dtype, op, DDL_MEM_AUTO, NULL, c);
+}
+
+ddl_status_t ddl_ireduce_scatter_stream(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
+                                        ddl_redop_t op, ddl_memory_t mem, void *stream, ddl_comm_t *c,
+                                        ddl_request_t **req)
+{
+    call_args_t a = {DDL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, mem, stream};
+    return post_nonblocking(&a, c, req);
 }
 
 ddl_status_t ddl_ireduce_scatter(const void *sendbuf, void *recvbuf, int64_t recvcount, ddl_dtype_t dtype,
                                  ddl_redop_t op, ddl_comm_t *c, ddl_request_t **req)
 {
-    call_args_t a = {DDL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, DDL_MEM_AUTO, NULL};
-    return post_nonblocking(&a, c, req);
+    return ddl_ireduce_scatter_stream(sendbuf, recvbuf, recvcount, dtype, op, DDL_MEM_AUTO, NULL, c, req);
 }
 
 /* An allgather reduces nothing: its calls carry SUM, which every type has. */
+ddl_status_t ddl_allgather_stream(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
+                                  ddl_memory_t mem, void *stream, ddl_comm_t *c)
+{
+    call_args_t a = {DDL_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, DDL_REDOP_SUM, mem, stream};
+    return run_blocking(&a, c);
+}
+
 ddl_status_t ddl_allgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype, ddl_comm_t *c)
 {
-    call_args_t a = {DDL_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, DDL_REDOP_SUM, DDL_MEM_AUTO, NULL};
-    return run_blocking(&a, c);
+    return ddl_allgather_stream(sendbuf, recvbuf, sendcount, dtype, DDL_MEM_AUTO, NULL, c);
+}
+
+ddl_status_t ddl_iallgather_stream(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype,
+                                   ddl_memory_t mem, void *stream, ddl_comm_t *c, ddl_request_t **req)
+{
+    call_args_t a = {DDL_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, DDL_REDOP_SUM, mem, stream};
+    return post_nonblocking(&a, c, req);
 }
 
 ddl_status_t ddl_iallgather(const void *sendbuf, void *recvbuf, int64_t sendcount, ddl_dtype_t dtype, ddl_comm_t *c,
                             ddl_request_t **req)
 {
-    call_args_t a = {DDL_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, DDL_REDOP_SUM, DDL_MEM_AUTO, NULL};
-    return post_nonblocking(&a, c, req);
+    return ddl_iallgather_stream(sendbuf, recvbuf, sendcount, dtype, DDL_MEM_AUTO, NULL, c, req);
 }
 
 ddl_status_t ddl_test(ddl_request_t *r, int *done)
