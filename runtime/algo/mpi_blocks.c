@@ -36,24 +36,39 @@ ddl_status_t ddl_blocks_copy(const ddl_comm_t *c, const ddl_call_t *call, void *
     return DDL_OK;
 }
 
+/* One MPI_Reduce_scatter_block of n elements per block (at most PIECE_MAX)
+ * from host memory, AVG finished. */
+static ddl_status_t scatter_blocks(ddl_comm_t *c, const ddl_call_t *call, const void *send, void *recv, size_t n)
+{
+    ddl_mpi_watch_enter(c, "MPI_Reduce_scatter_block");
+    int rc = MPI_Reduce_scatter_block(send, recv, (int)n, ddl_mpi_type(call->dtype, call->op),
+                                      ddl_mpi_op(call->dtype, call->op), c->owners);
+    ddl_mpi_watch_leave(c);
+    if (rc != MPI_SUCCESS)
+        return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
+    if (call->op == DDL_REDOP_AVG)
+        ddl_avg_finish(recv, n, call->dtype, c->info.owner_size);
+    return DDL_OK;
+}
+
+/* One MPI_Allgather of n elements per block (send MPI_IN_PLACE: this rank's
+ * block of recv) in host memory. */
+static ddl_status_t gather_blocks(ddl_comm_t *c, const ddl_call_t *call, const void *send, void *recv, size_t n)
+{
+    MPI_Datatype type = ddl_mpi_type(call->dtype, DDL_REDOP_SUM);
+    ddl_mpi_watch_enter(c, "MPI_Allgather");
+    int rc = MPI_Allgather(send, (int)n, type, recv, (int)n, type, c->owners);
+    ddl_mpi_watch_leave(c);
+    return rc == MPI_SUCCESS ? DDL_OK : ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
+}
+
 static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
 {
     size_t count = (size_t)call->count, p = (size_t)c->info.owner_size, esize = ddl_dtype_size(call->dtype);
-    MPI_Datatype type = ddl_mpi_type(call->dtype, call->op);
-    MPI_Op mop = ddl_mpi_op(call->dtype, call->op);
     const char *send = call->sendbuf;
     char *recv = call->recvbuf;
-    int avg = call->op == DDL_REDOP_AVG;
-    if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX && !overlap(send, p * count * esize, recv, count * esize)) {
-        ddl_mpi_watch_enter(c, "MPI_Reduce_scatter_block");
-        int rc = MPI_Reduce_scatter_block(send, recv, (int)count, type, mop, c->owners);
-        ddl_mpi_watch_leave(c);
-        if (rc != MPI_SUCCESS)
-            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
-        if (avg)
-            ddl_avg_finish(recv, count, call->dtype, c->info.owner_size);
-        return DDL_OK;
-    }
+    if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX && !overlap(send, p * count * esize, recv, count * esize))
+        return scatter_blocks(c, call, send, recv, count);
     size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
     ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
     if (st != DDL_OK)
@@ -63,16 +78,8 @@ static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
         size_t n = count - d < piece ? count - d : piece;
         for (size_t b = 0; b < p && st == DDL_OK; b++)
             st = ddl_blocks_copy(c, call, packed + b * n * esize, send + (b * count + d) * esize, n * esize);
-        if (st != DDL_OK)
-            break;
-        ddl_mpi_watch_enter(c, "MPI_Reduce_scatter_block");
-        int rc = MPI_Reduce_scatter_block(packed, result, (int)n, type, mop, c->owners);
-        ddl_mpi_watch_leave(c);
-        if (rc != MPI_SUCCESS)
-            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Reduce_scatter_block"));
-        if (avg)
-            ddl_avg_finish(result, n, call->dtype, c->info.owner_size);
-        st = ddl_blocks_copy(c, call, recv + d * esize, result, n * esize);
+        if (st == DDL_OK && (st = scatter_blocks(c, call, packed, result, n)) == DDL_OK)
+            st = ddl_blocks_copy(c, call, recv + d * esize, result, n * esize);
     }
     return st;
 }
@@ -80,18 +87,11 @@ static ddl_status_t reduce_scatter(ddl_comm_t *c, const ddl_call_t *call)
 static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
 {
     size_t count = (size_t)call->count, p = (size_t)c->info.owner_size, esize = ddl_dtype_size(call->dtype);
-    MPI_Datatype type = ddl_mpi_type(call->dtype, DDL_REDOP_SUM);
     const char *send = call->sendbuf;
     char *recv = call->recvbuf, *mine = recv + (size_t)c->info.owner_rank * count * esize;
     if (call->mem == DDL_MEM_HOST && count <= PIECE_MAX &&
-        (send == mine || !overlap(send, count * esize, recv, p * count * esize))) {
-        ddl_mpi_watch_enter(c, "MPI_Allgather");
-        int rc = MPI_Allgather(send == mine ? MPI_IN_PLACE : send, (int)count, type, recv, (int)count, type, c->owners);
-        ddl_mpi_watch_leave(c);
-        if (rc != MPI_SUCCESS)
-            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
-        return DDL_OK;
-    }
+        (send == mine || !overlap(send, count * esize, recv, p * count * esize)))
+        return gather_blocks(c, call, send == mine ? MPI_IN_PLACE : send, recv, count);
     size_t piece = count < PIECE_MAX ? count : PIECE_MAX;
     ddl_status_t st = ddl_comm_bounce(c, (p + 1) * piece * esize);
     if (st != DDL_OK)
@@ -100,13 +100,8 @@ static ddl_status_t allgather(ddl_comm_t *c, const ddl_call_t *call)
     for (size_t d = 0; d < count && st == DDL_OK; d += piece) {
         size_t n = count - d < piece ? count - d : piece;
         /* before any block of recv is written */
-        if ((st = ddl_blocks_copy(c, call, own, send + d * esize, n * esize)) != DDL_OK)
-            break;
-        ddl_mpi_watch_enter(c, "MPI_Allgather");
-        int rc = MPI_Allgather(own, (int)n, type, packed, (int)n, type, c->owners);
-        ddl_mpi_watch_leave(c);
-        if (rc != MPI_SUCCESS)
-            return ddl_comm_fail(c, ddl_comm_mpi_error(c, "MPI_Allgather"));
+        if ((st = ddl_blocks_copy(c, call, own, send + d * esize, n * esize)) == DDL_OK)
+            st = gather_blocks(c, call, own, packed, n);
         for (size_t b = 0; b < p && st == DDL_OK; b++)
             st = ddl_blocks_copy(c, call, recv + (b * count + d) * esize, packed + b * n * esize, n * esize);
     }

@@ -40,7 +40,7 @@ done
 # (the late rank raises too, or the watch of the system MPI's collectives
 # ends the job) well before the test's own timeout.
 start=$(date +%s)
-out=$(DDL_TIMEOUT=4 DDL_LANES=2 DDL_NODE_SIZE=2 DDL_HELPERS=serve MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + $$ % 400)) \
+out=$(DDL_TIMEOUT=3 DDL_LANES=2 DDL_NODE_SIZE=2 DDL_HELPERS=serve MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + $$ % 400)) \
       timeout 120 $MPIRUN -n 4 $PY -W ignore "$top_srcdir/tests/python/test_backend_fail.py" 2>&1 < /dev/null)
 took=$(( $(date +%s) - start ))
 if grep -q "^stall: rank 0 raised after [0-9.]* s: timed out: .*(DDL_TIMEOUT)" <<< "$out" &&
@@ -102,7 +102,7 @@ fi
 # The same stall under srun, helpers running ddl-helper: the owner sees the
 # exception before its helper, after a grace, ends the step (ddl-helper(1)).
 start=$(date +%s)
-out=$(DDL_TIMEOUT=4 timeout 120 srun -N2 --gpus-per-node=1 --ddl-lanes=2 $PY -W ignore \
+out=$(DDL_TIMEOUT=3 timeout 120 srun -N2 --gpus-per-node=1 --ddl-lanes=2 $PY -W ignore \
       "$top_srcdir/tests/python/test_backend_fail.py" 2>&1)
 took=$(( $(date +%s) - start ))
 if grep -q "^stall: rank 0 raised after [0-9.]* s: timed out: .*(DDL_TIMEOUT)" <<< "$out" &&
