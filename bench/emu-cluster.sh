@@ -32,6 +32,12 @@
 #                                  build-mpich/; MPICH 4.0 may hang in MPI_Finalize
 #                                  here, docs/admin.md); the plugin steers each lane's
 #                                  rail through the same variables as on a real fabric
+#   bench/emu-cluster.sh job LOG CMD...  run CMD as run does, its output in LOG; a
+#                                  ddl-bench job that printed its last line and
+#                                  has not ended 20 s later is ended (MPICH 4.0.2
+#                                  often hangs in MPI_Finalize after its results,
+#                                  pmodels/mpich#6596): then the status is 0 when
+#                                  every result was right
 #   bench/emu-cluster.sh counters      bytes sent per node and rail
 #   bench/emu-cluster.sh stop          tear everything down, leaving nothing
 set -euo pipefail
@@ -158,6 +164,24 @@ run)
     *) die "DDL_EMU_STACK=${DDL_EMU_STACK} is not a stack here: tcp, ucx, ofi or mpich" ;;
     esac
     exec nsenter --net="/run/netns/$prefix-hub" "$@"
+    ;;
+job)
+    log=${2:?"usage: $0 job LOG CMD..."}
+    shift 2
+    "$0" run "$@" > "$log" 2>&1 &
+    pid=$! waited=0
+    while kill -0 "$pid" 2> /dev/null; do
+        grep -q '^# Avg bus bandwidth' "$log" && waited=$((waited + 1))
+        if [ "$waited" -gt 20 ]; then
+            echo "emu-cluster: the job printed its results but did not end (MPI_Finalize?): ended" >&2
+            kill "$pid" 2> /dev/null || true
+            wait "$pid" || true
+            grep -q '^# Out of bounds values : 0 OK' "$log"
+            exit
+        fi
+        sleep 1
+    done
+    wait "$pid"
     ;;
 counters)
     read -r nodes rails _ racks _ < "$state" || die "not started"

@@ -34,8 +34,10 @@ bench() { # NAME SRUN-OPTIONS... -- BENCH-OPTIONS...: the median times, "bytes u
     while [ "$1" != -- ]; do srun_opts+=("$1"); shift; done
     shift
     [[ " $* " == *" mpi "* ]] && field=14 || field=10 # mpi_time; ddl in place
-    "$emu" run timeout 900 srun -N2 --kill-on-bad-exit=1 --gpus-per-node=2 "${srun_opts[@]}" "$here/emu-inject.sh" "${DDL_BENCH:-$top/ddl-bench}" \
-        -b "$min" -e "$max" -f 4 -n "$iters" -w 1 --coll "$coll" "$@" > "$out/$name.txt" 2>&1 ||
+    # emu-cluster.sh job: a job that printed its results and hangs in
+    # MPI_Finalize (MPICH 4.0.2) is ended; its times are complete by then.
+    "$emu" job "$out/$name.txt" timeout 900 srun -N2 --kill-on-bad-exit=1 --gpus-per-node=2 "${srun_opts[@]}" \
+        "$here/emu-inject.sh" "${DDL_BENCH:-$top/ddl-bench}" -b "$min" -e "$max" -f 4 -n "$iters" -w 1 --coll "$coll" "$@" ||
         { echo "lane-scaling: $name failed:"; tail -5 "$out/$name.txt"; }
     awk -v f="$field" '/^ +[0-9]/ {print $1, $f}' "$out/$name.txt" > "$out/$name.t"
 }

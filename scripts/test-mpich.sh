@@ -5,8 +5,10 @@
 # then a lean suite under MPICH's Hydra launcher: the allreduce on a few
 # layouts and paths (every type, op and count on one of them), the mismatch
 # and argument tests, a stopped and a killed rank, each checking that nothing
-# is left in /dev/shm.  scripts/test.sh calls it after
-# the main suite.
+# is left in /dev/shm; then, through the main tree's plugin, a run on the
+# emulated cluster's rails under srun --mpi=pmi2 (tests/slurm/run-emu-mpich.sh:
+# every lane on its rail, the rails' counters within 20%).  scripts/test.sh
+# calls it after the main suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -39,7 +41,9 @@ echo "mpich: built ($(sed -n 's/^ *MPI: *//p' configure.out | head -1); $(( $(da
 # under online selection and the model (every type, op and count on the
 # first of those: MPICH 4.0.2's own unsigned MIN and MAX are wrong there).
 export DDL_TEST_LAYOUTS='^(2 1 2 serve +DDL_ALGO=lane|2 1 2 collective +DDL_ALGO=lane|2 2 1 collective +DDL_ALGO=auto|3 1 1 collective +DDL_SELECT=model)'
-tests="tests/mpi/run-allreduce.sh tests/mpi/run-errors.sh tests/mpi/run-failure.sh"
+# With them, the emulated cluster's rails through the plugin (of the main tree).
+tests="tests/mpi/run-allreduce.sh tests/mpi/run-errors.sh tests/mpi/run-failure.sh tests/slurm/run-emu-mpich.sh"
+export DDL_MAIN_BUILD=$top
 # check-TESTS: the suites alone (make check would build everything first).
 make -j1 check-TESTS TESTS="$tests" check_PROGRAMS="$programs" > check.out 2>&1 || rc=1
 for t in $tests; do
