@@ -30,6 +30,7 @@ check_line() {
     for i in "${!words[@]}"; do
         w=${words[$i]}
         case $w in
+            *=*) continue ;; # a variable (DDL_BENCH=build-mpich/ddl-bench names a tool, runs none)
             */ddl-bench | ddl-bench | */ddl-tune | ddl-tune)
                 tool=$top_builddir/$(basename "$w")
                 [ -x "$tool" ] || continue
