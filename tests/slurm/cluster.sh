@@ -136,6 +136,17 @@ KillWait=5
 $node_lines
 PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
+    # On the emulated nodes (DDL_CLUSTER_NETNS) every PMIx fence is a ring:
+    # there Slurm's tree fence, its default for a fence without data, let a
+    # rank leave MPI_Init's second fence before the others had entered it,
+    # and a peer's first message then crashed a rank still in the first
+    # (bench/JOURNAL.md, "A crash in MPI_Init on the emulated nodes").  On
+    # nodes that share this host's network the tree fence holds.
+    if [ -n "$netns" ]; then
+        echo "PMIxCollFence=ring" > "$dir/etc/mpi.conf"
+    else
+        rm -f "$dir/etc/mpi.conf"
+    fi
     cat > "$dir/etc/cgroup.conf" <<CONF
 CgroupPlugin=cgroup/v1
 CgroupAutomount=no

@@ -211,10 +211,12 @@ uplink_bytes() { "$emu" counters | awk '$1 == "uplink" {print $4}'; }
 if "$emu" start 4 1 1gbit 2 250mbit > /dev/null; then
     for algo in multiring lane; do
         u0=$(uplink_bytes)
-        # A stuck call ends at DDL_TIMEOUT naming whom it waited for (a run
-        # takes 3 s; once, in a clean run of .ci/run here, one hung to the 300 s
-        # limit, unexplained, and did not recur in 10 tries).
-        out=$(DDL_TIMEOUT=60 DDL_ALGO=$algo DDL_TOPOLOGY=1x2x2 "$emu" run timeout 300 srun -N4 --gpus-per-node=1 \
+        # A stuck call ends at DDL_TIMEOUT naming whom it waited for, and a
+        # task that dies ends the step (-K1) rather than leave its peers
+        # waiting to the 300 s limit, as a rank that crashed in MPI_Init did
+        # in two runs of .ci/run, before the emulated nodes' PMIx fences were
+        # made rings (tests/slurm/cluster.sh).
+        out=$(DDL_TIMEOUT=60 DDL_ALGO=$algo DDL_TOPOLOGY=1x2x2 "$emu" run timeout 300 srun -K1 -N4 --gpus-per-node=1 \
             --ddl-lanes=1 "$top_builddir/ddl-bench" --mode ddl -b 4M -e 4M -n 1 -w 0 -c 1 2>&1)
         sent=$(( $(uplink_bytes) - u0 ))
         eval "uplink_$algo=$sent"
